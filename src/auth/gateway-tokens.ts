@@ -1,0 +1,102 @@
+// Stateless gateway tokens: HS256 JWTs with a key id, so replicas and Workers verify them without shared
+// state and keys can rotate. Verified tokens are remembered until they expire, keeping crypto off the hit path.
+import { decodeHeader, sign, verify } from 'hono/utils/jwt/jwt';
+import type { HonoJsonWebKey } from 'hono/utils/jwt/jws';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.js';
+import { sha256Hex } from './client-registry.js';
+
+export const GATEWAY_SCOPE = 'SEARCH_contacts_watch';
+const ISSUER = 'callerid-gateway';
+
+export interface IssuedToken {
+  accessToken: string;
+  expiresInSeconds: number;
+}
+
+export interface VerifiedToken {
+  clientId: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
+
+export interface GatewayTokens {
+  issue(clientId: string): Promise<IssuedToken>;
+  /** The token's client, or null when it is not one of ours, is tampered with, or has expired. */
+  verify(token: string): Promise<VerifiedToken | null>;
+}
+
+export interface GatewayTokenOptions {
+  secret: string;
+  /** Earlier signing secrets still accepted for verification during a rotation. */
+  previousSecrets?: string[];
+  ttlSeconds: number;
+  clock: Clock;
+  verifiedCacheEntries?: number;
+}
+
+function base64url(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+async function keyFor(secret: string): Promise<HonoJsonWebKey & { kid: string }> {
+  // The key id is derived from the key, so every replica configured alike agrees on it.
+  const kid = (await sha256Hex(`kid:${secret}`)).slice(0, 16);
+  return { kty: 'oct', k: base64url(secret), alg: 'HS256', kid };
+}
+
+export async function createGatewayTokens(options: GatewayTokenOptions): Promise<GatewayTokens> {
+  const signingKey = await keyFor(options.secret);
+  const verifyKeys = new Map<string, HonoJsonWebKey>();
+  for (const secret of [options.secret, ...(options.previousSecrets ?? [])]) {
+    const key = await keyFor(secret);
+    verifyKeys.set(key.kid, key);
+  }
+  const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedCacheEntries ?? 10_000 });
+  const { clock } = options;
+
+  async function verifySignature(token: string): Promise<VerifiedToken | null> {
+    try {
+      const kid = decodeHeader(token).kid;
+      const key = kid === undefined ? undefined : verifyKeys.get(kid);
+      if (!key) return null;
+      // Time claims are checked below against the injected clock, not the library's.
+      const payload = await verify(token, key, { alg: 'HS256', iss: ISSUER, exp: false, nbf: false, iat: false });
+      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || payload.scope !== GATEWAY_SCOPE) return null;
+      return { clientId: payload.sub, expiresAt: payload.exp * 1000 };
+    } catch {
+      return null;
+    }
+  }
+
+  return {
+    async issue(clientId) {
+      const now = Math.floor(clock() / 1000);
+      const accessToken = await sign(
+        { iss: ISSUER, sub: clientId, scope: GATEWAY_SCOPE, iat: now, exp: now + options.ttlSeconds, jti: crypto.randomUUID() },
+        signingKey,
+        'HS256',
+      );
+      return { accessToken, expiresInSeconds: options.ttlSeconds };
+    },
+
+    async verify(token) {
+      const now = clock();
+      let result = verified.get(token);
+      if (result === undefined) {
+        const fresh = await verifySignature(token);
+        if (!fresh) return null;
+        verified.set(token, fresh);
+        result = fresh;
+      }
+      if (result.expiresAt <= now) {
+        verified.delete(token);
+        return null;
+      }
+      return result;
+    },
+  };
+}

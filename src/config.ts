@@ -1,0 +1,254 @@
+// Configuration: the environment names of DESIGN.md, validated once at start-up into a typed object.
+import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/min';
+import { z } from 'zod';
+
+export type EnvSource = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`configuration error: ${variable}: ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'] as const;
+
+const int = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .default(fallback);
+
+const httpUrl = z
+  .string()
+  .trim()
+  .url('must be an absolute URL')
+  .refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const optionalText = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
+const idList = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+
+const clientList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const clients = new Map<string, string>();
+    for (const entry of (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9._-]{1,64}):([0-9a-fA-F]{64})$/.exec(entry);
+      if (!m) {
+        ctx.addIssue({ code: 'custom', message: 'each entry must be id:sha256hex (64 hex digits)' });
+        return z.NEVER;
+      }
+      if (clients.has(m[1]!)) {
+        ctx.addIssue({ code: 'custom', message: `client id "${m[1]}" appears twice` });
+        return z.NEVER;
+      }
+      clients.set(m[1]!, m[2]!.toLowerCase());
+    }
+    return clients;
+  });
+
+const secretKey = z.string().refine((v) => new TextEncoder().encode(v).length >= 32, 'must be at least 32 bytes');
+
+const schema = z.object({
+  PORT: int(0, 65535, 8080),
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  UPSTREAM_AUTH_URL: httpUrl.optional(),
+  UPSTREAM_BASE_URL: httpUrl.optional(),
+  UPSTREAM_CLIENT_ID: optionalText,
+  UPSTREAM_CLIENT_SECRET: optionalText,
+  UPSTREAM_TIMEOUT_MS: int(50, 60_000, 3000),
+  UPSTREAM_TOKEN_EXPIRES_IN_UNIT: z.enum(['seconds', 'milliseconds']).default('seconds'),
+  UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS: int(0, 86_400, 300),
+  GATEWAY_TOKEN_SECRET: secretKey.optional(),
+  GATEWAY_TOKEN_PREVIOUS_SECRETS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(secretKey)),
+  GATEWAY_CLIENTS: clientList,
+  GATEWAY_TOKEN_TTL_SECONDS: int(60, 31_536_000, 90_000),
+  GATEWAY_ADMIN_CLIENTS: idList,
+  DEFAULT_REGION: z
+    .string()
+    .trim()
+    .toUpperCase()
+    .refine((v) => isSupportedCountry(v), 'must be an ISO 3166-1 alpha-2 region known to libphonenumber, e.g. CH')
+    .transform((v) => v as CountryCode)
+    .optional(),
+  CONSOLE_PROVIDER: optionalText,
+  CONSOLE_RATE_PER_ADDRESS: int(1, 1_000_000, 10),
+  CONSOLE_RATE_TOTAL: int(1, 10_000_000, 300),
+  CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
+  CONSOLE_RATE_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
+  CONSOLE_RESULTS_PATH: z.string().trim().min(1).default('results'),
+  CONSOLE_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
+  CONSOLE_TOTAL_PATH: z.string().trim().min(1).default('total'),
+  REDIS_URL: z
+    .string()
+    .trim()
+    .optional()
+    .refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
+    .transform((v) => (v ? v : undefined)),
+  TRUST_PROXY_HOPS: int(0, 10, 0),
+  CACHE_MAX_BYTES: int(1024, 16 * 1024 ** 3, 64 * 1024 ** 2),
+  CACHE_TTL_SECONDS: int(0, 31_536_000, 86_400),
+  CACHE_NEGATIVE_TTL_SECONDS: int(0, 31_536_000, 3_600),
+  CACHE_STALE_WHILE_REVALIDATE_SECONDS: int(0, 86_400, 300),
+  CACHE_STALE_IF_ERROR_SECONDS: int(0, 31_536_000, 86_400),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  LOG_HASH_KEY: z.string().optional().transform((v) => (v ? v : undefined)),
+  METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
+  METRICS_PORT: int(0, 65535, 0),
+  SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
+});
+
+type Parsed = z.output<typeof schema>;
+
+export interface UpstreamConfig {
+  authUrl: string;
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  timeoutMs: number;
+  expiresInUnit: 'seconds' | 'milliseconds';
+  refreshAheadSeconds: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Null when none of the four upstream variables is set: demo mode (Node only). */
+  upstream: UpstreamConfig | null;
+  gatewayTokens: {
+    /** Undefined only in demo mode before the runtime fills it in. */
+    secret: string | undefined;
+    previousSecrets: string[];
+    ttlSeconds: number;
+  };
+  /** Client id to lowercase hex SHA-256 of its secret. */
+  clients: Map<string, string>;
+  adminClients: Set<string>;
+  defaultRegion: CountryCode | undefined;
+  console: {
+    provider: string | undefined;
+    resultsPath: string;
+    providerPath: string;
+    totalPath: string;
+    rate: {
+      perAddress: number;
+      total: number;
+      windowSeconds: number;
+      onStoreError: 'memory' | 'open' | 'closed';
+    };
+  };
+  redisUrl: string | undefined;
+  trustProxyHops: number;
+  cache: {
+    maxBytes: number;
+    ttlSeconds: number;
+    negativeTtlSeconds: number;
+    staleWhileRevalidateSeconds: number;
+    staleIfErrorSeconds: number;
+  };
+  log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
+  metrics: { token: string | undefined; port: number };
+  shutdownTimeoutSeconds: number;
+}
+
+/** Validates `env`; throws a {@link ConfigError} naming the first wrong variable. */
+export function parseConfig(env: EnvSource): Config {
+  const input: EnvSource = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const problem = issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message;
+    throw new ConfigError(variable, problem);
+  }
+  const e = result.data;
+
+  const present = UPSTREAM_VARS.filter((name) => e[name] !== undefined);
+  if (present.length > 0 && present.length < UPSTREAM_VARS.length) {
+    const missing = UPSTREAM_VARS.find((name) => e[name] === undefined)!;
+    throw new ConfigError(missing, `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`);
+  }
+  const upstream: UpstreamConfig | null =
+    present.length === 0
+      ? null
+      : {
+          authUrl: e.UPSTREAM_AUTH_URL!,
+          baseUrl: e.UPSTREAM_BASE_URL!,
+          clientId: e.UPSTREAM_CLIENT_ID!,
+          clientSecret: e.UPSTREAM_CLIENT_SECRET!,
+          timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          expiresInUnit: e.UPSTREAM_TOKEN_EXPIRES_IN_UNIT,
+          refreshAheadSeconds: e.UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS,
+        };
+  if (upstream && !e.GATEWAY_TOKEN_SECRET) {
+    throw new ConfigError('GATEWAY_TOKEN_SECRET', 'is required (at least 32 bytes) when an upstream is configured');
+  }
+  if (upstream && e.GATEWAY_CLIENTS.size === 0) {
+    throw new ConfigError('GATEWAY_CLIENTS', 'must list at least one internal client (id:sha256hex)');
+  }
+  const unknownAdmin = e.GATEWAY_ADMIN_CLIENTS.find((id) => !e.GATEWAY_CLIENTS.has(id));
+  if (unknownAdmin !== undefined && e.GATEWAY_CLIENTS.size > 0) {
+    throw new ConfigError('GATEWAY_ADMIN_CLIENTS', `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS`);
+  }
+
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    upstream,
+    gatewayTokens: {
+      secret: e.GATEWAY_TOKEN_SECRET,
+      previousSecrets: e.GATEWAY_TOKEN_PREVIOUS_SECRETS,
+      ttlSeconds: e.GATEWAY_TOKEN_TTL_SECONDS,
+    },
+    clients: e.GATEWAY_CLIENTS,
+    adminClients: new Set(e.GATEWAY_ADMIN_CLIENTS),
+    defaultRegion: e.DEFAULT_REGION,
+    console: {
+      provider: e.CONSOLE_PROVIDER,
+      resultsPath: e.CONSOLE_RESULTS_PATH,
+      providerPath: e.CONSOLE_PROVIDER_PATH,
+      totalPath: e.CONSOLE_TOTAL_PATH,
+      rate: {
+        perAddress: e.CONSOLE_RATE_PER_ADDRESS,
+        total: e.CONSOLE_RATE_TOTAL,
+        windowSeconds: e.CONSOLE_RATE_WINDOW_SECONDS,
+        onStoreError: e.CONSOLE_RATE_ON_STORE_ERROR,
+      },
+    },
+    redisUrl: e.REDIS_URL,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
+    cache: {
+      maxBytes: e.CACHE_MAX_BYTES,
+      ttlSeconds: e.CACHE_TTL_SECONDS,
+      negativeTtlSeconds: e.CACHE_NEGATIVE_TTL_SECONDS,
+      staleWhileRevalidateSeconds: e.CACHE_STALE_WHILE_REVALIDATE_SECONDS,
+      staleIfErrorSeconds: e.CACHE_STALE_IF_ERROR_SECONDS,
+    },
+    log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+  };
+}

@@ -1,0 +1,74 @@
+// The gateway's one error type: a closed set of codes, each with its HTTP status and RFC 9457 title.
+
+export const errorCodes = {
+  bad_request: { status: 400, title: 'Bad request' },
+  invalid_number: { status: 400, title: 'Not a possible phone number' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  device_not_supported: { status: 403, title: 'Available on tablets and larger devices' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  too_many_requests: { status: 429, title: 'Too many requests' },
+  internal: { status: 500, title: 'Internal error' },
+  upstream_error: { status: 502, title: 'Upstream error' },
+  token_unavailable: { status: 503, title: 'Upstream token unavailable' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+  upstream_timeout: { status: 504, title: 'Upstream timeout' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export interface GatewayErrorOptions {
+  /** Extra response headers, e.g. `WWW-Authenticate` or `Retry-After`. */
+  headers?: Record<string, string>;
+  /** Extension members of the problem body, e.g. RFC 6749's `error` on the token endpoint. */
+  extensions?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly extensions: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: GatewayErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = errorCodes[code].status;
+    this.headers = options.headers ?? {};
+    this.extensions = options.extensions ?? {};
+  }
+}
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  requestId: string;
+}
+
+/** The `type` URI of a problem: a stable, documented identifier per code. */
+export const problemType = (code: ErrorCode): string =>
+  `https://callerid-gateway.dev/problems/${code.replaceAll('_', '-')}`;
+
+export function problemFor(code: ErrorCode, detail: string, requestId: string): ProblemDetails {
+  const { status, title } = errorCodes[code];
+  return { type: problemType(code), title, status, detail, requestId };
+}
+
+export function problemResponse(
+  code: ErrorCode,
+  detail: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+  extensions: Record<string, string> = {},
+): Response {
+  const body = { ...extensions, ...problemFor(code, detail, requestId) };
+  return new Response(JSON.stringify(body), {
+    status: body.status,
+    headers: { ...headers, 'content-type': 'application/problem+json', 'x-request-id': requestId },
+  });
+}

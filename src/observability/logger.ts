@@ -1,0 +1,18 @@
+// The logging port the core writes to: pino's call shape, so pino plugs in on Node and JSON lines on Workers.
+
+export type LogFields = Record<string, unknown>;
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Logger {
+  debug(fields: LogFields, msg: string): void;
+  info(fields: LogFields, msg: string): void;
+  warn(fields: LogFields, msg: string): void;
+  error(fields: LogFields, msg: string): void;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};

@@ -1,0 +1,26 @@
+// The events services report for metrics; a no-op by default so every service runs without a registry.
+// Every argument comes from a closed set: no number, address, token or secret can reach a label.
+
+export type UpstreamEndpoint = 'token' | 'search';
+export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed';
+export type TokenRefreshResult = 'ok' | 'error';
+export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
+export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error';
+export type RateLimitScope = 'address' | 'total';
+export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
+
+export interface Telemetry {
+  upstreamCall(endpoint: UpstreamEndpoint, outcome: UpstreamOutcome, seconds: number): void;
+  tokenRefresh(result: TokenRefreshResult, reason: TokenRefreshReason): void;
+  cacheLookup(result: CacheResult): void;
+  rateLimited(scope: RateLimitScope): void;
+  consoleRefused(reason: ConsoleRefusal): void;
+}
+
+export const noopTelemetry: Telemetry = {
+  upstreamCall() {},
+  tokenRefresh() {},
+  cacheLookup() {},
+  rateLimited() {},
+  consoleRefused() {},
+};

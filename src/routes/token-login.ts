@@ -1,0 +1,52 @@
+// POST /token/login: the upstream's own client-credentials endpoint, issuing gateway tokens to internal clients.
+import { Hono } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
+import { GatewayError } from '../errors.js';
+import type { Services } from '../services.js';
+
+function oauthError(code: 'bad_request' | 'unauthorized', error: string, description: string): GatewayError {
+  return new GatewayError(code, description, { extensions: { error, error_description: description } });
+}
+
+export function tokenLoginRoutes(services: Pick<Services, 'clients' | 'gatewayTokens'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post('/token/login', async (c) => {
+    const type = c.req.header('content-type') ?? '';
+    if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
+      throw oauthError('bad_request', 'invalid_request', 'The body must be application/x-www-form-urlencoded.');
+    }
+    const form = new URLSearchParams(await c.req.text());
+    const field = (name: string) => {
+      const values = form.getAll(name);
+      if (values.length > 1) throw oauthError('bad_request', 'invalid_request', `The field "${name}" is given more than once.`);
+      return values[0] ?? '';
+    };
+    const grantType = field('grant_type');
+    const clientId = field('client_id');
+    const clientSecret = field('client_secret');
+    if (!grantType) throw oauthError('bad_request', 'invalid_request', 'The field "grant_type" is required.');
+    if (grantType !== 'client_credentials') {
+      throw oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
+    }
+    if (!clientId || !clientSecret) {
+      throw oauthError('bad_request', 'invalid_request', 'The fields "client_id" and "client_secret" are required.');
+    }
+    if (!(await services.clients.authenticate(clientId, clientSecret))) {
+      throw oauthError('unauthorized', 'invalid_client', 'Unknown client or wrong secret.');
+    }
+    const issued = await services.gatewayTokens.issue(clientId);
+    c.header('cache-control', 'no-store');
+    return c.json({
+      access_token: issued.accessToken,
+      token_type: 'Bearer',
+      expires_in: String(issued.expiresInSeconds),
+      scope: [{ service: GATEWAY_SCOPE, permission: 'READ', orderId: null }],
+      uniqueId: null,
+      clientId,
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,43 @@
+// The Node upstream transport: undici's pooled keep-alive client, measured faster than global fetch here.
+import { Agent, request } from 'undici';
+import { UpstreamTransportError, type UpstreamHttp } from '../upstream/http.js';
+
+export interface NodeHttpOptions {
+  /** Open connections kept per upstream origin. */
+  connections?: number;
+  keepAliveTimeoutMs?: number;
+}
+
+export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
+  const dispatcher = new Agent({
+    connections: options.connections ?? 128,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+    pipelining: 1,
+  });
+  return {
+    async request(req) {
+      const signal = AbortSignal.timeout(req.timeoutMs);
+      try {
+        const res = await request(req.url, {
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          signal,
+          dispatcher,
+          headersTimeout: req.timeoutMs,
+          bodyTimeout: req.timeoutMs,
+        });
+        const body = await res.body.text();
+        const type = res.headers['content-type'];
+        return { status: res.statusCode, contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null), body };
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+          throw new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err });
+        }
+        throw new UpstreamTransportError('network', 'connection failed', { cause: err });
+      }
+    },
+    close: () => dispatcher.close(),
+  };
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createClientRegistry, sha256Hex } from '../../src/auth/client-registry.js';
+import { createGatewayTokens } from '../../src/auth/gateway-tokens.js';
+
+const SECRET = 'k'.repeat(32);
+const OTHER = 'o'.repeat(32);
+
+function fakeClock(start = 1_700_000_000_000) {
+  let now = start;
+  return { clock: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('gateway tokens', () => {
+  it('issues a token that verifies to its client until it expires', async () => {
+    const t = fakeClock();
+    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const { accessToken, expiresInSeconds } = await tokens.issue('crm');
+    expect(expiresInSeconds).toBe(60);
+    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+    t.advance(59_000);
+    expect(await tokens.verify(accessToken)).not.toBeNull();
+    t.advance(1_000);
+    expect(await tokens.verify(accessToken)).toBeNull();
+  });
+
+  it('rejects a token signed with another key, tampered with, or not a JWT', async () => {
+    const t = fakeClock();
+    const ours = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const theirs = await createGatewayTokens({ secret: OTHER, ttlSeconds: 60, clock: t.clock });
+    const foreign = (await theirs.issue('crm')).accessToken;
+    expect(await ours.verify(foreign)).toBeNull();
+    const token = (await ours.issue('crm')).accessToken;
+    const [h, p, s] = token.split('.');
+    const forgedPayload = btoa(JSON.stringify({ ...JSON.parse(atob(p!.replace(/-/g, '+').replace(/_/g, '/'))), sub: 'admin' })).replace(/=+$/, '');
+    expect(await ours.verify(`${h}.${forgedPayload}.${s}`)).toBeNull();
+    expect(await ours.verify('not-a-jwt')).toBeNull();
+    expect(await ours.verify('')).toBeNull();
+  });
+
+  it('carries a key id and accepts tokens of a previous key during rotation', async () => {
+    const t = fakeClock();
+    const old = await createGatewayTokens({ secret: OTHER, ttlSeconds: 60, clock: t.clock });
+    const oldToken = (await old.issue('crm')).accessToken;
+    const rotated = await createGatewayTokens({ secret: SECRET, previousSecrets: [OTHER], ttlSeconds: 60, clock: t.clock });
+    expect(await rotated.verify(oldToken)).toMatchObject({ clientId: 'crm' });
+    const header = JSON.parse(atob((await rotated.issue('crm')).accessToken.split('.')[0]!.replace(/-/g, '+').replace(/_/g, '/')));
+    expect(header).toMatchObject({ alg: 'HS256' });
+    expect(typeof header.kid).toBe('string');
+  });
+});
+
+describe('client registry', () => {
+  it('authenticates a registered client by the SHA-256 of its secret', async () => {
+    const registry = createClientRegistry(new Map([['crm', await sha256Hex('s3cret')]]));
+    expect(await registry.authenticate('crm', 's3cret')).toBe(true);
+    expect(await registry.authenticate('crm', 's3cret ')).toBe(false);
+    expect(await registry.authenticate('pbx', 's3cret')).toBe(false);
+    expect(await registry.authenticate('crm', '')).toBe(false);
+  });
+});

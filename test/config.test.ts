@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.js';
+
+const full = {
+  UPSTREAM_AUTH_URL: 'https://auth.example.test/',
+  UPSTREAM_BASE_URL: 'https://api.example.test',
+  UPSTREAM_CLIENT_ID: 'gw',
+  UPSTREAM_CLIENT_SECRET: 'upstream-secret',
+  GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
+  GATEWAY_CLIENTS: `crm:${'a'.repeat(64)},pbx:${'B'.repeat(64)}`,
+};
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('reads a full upstream configuration with defaults', () => {
+    const c = parseConfig(full);
+    expect(c.upstream).toMatchObject({ authUrl: 'https://auth.example.test', clientId: 'gw', timeoutMs: 3000, expiresInUnit: 'seconds' });
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.gatewayTokens.ttlSeconds).toBe(90000);
+    expect([...c.clients.keys()]).toEqual(['crm', 'pbx']);
+    expect(c.clients.get('pbx')).toBe('b'.repeat(64));
+    expect(c.trustProxyHops).toBe(0);
+  });
+
+  it('is demo mode when no upstream variable is set', () => {
+    expect(parseConfig({}).upstream).toBeNull();
+  });
+
+  it.each([
+    [{ ...full, UPSTREAM_CLIENT_SECRET: '' }, 'UPSTREAM_CLIENT_SECRET', /required/],
+    [{ UPSTREAM_AUTH_URL: 'https://a.test' }, 'UPSTREAM_BASE_URL', /required/],
+    [{ ...full, UPSTREAM_BASE_URL: 'ftp://x' }, 'UPSTREAM_BASE_URL', /http/],
+    [{ ...full, PORT: 'eighty' }, 'PORT', /whole number/],
+    [{ ...full, PORT: '70000' }, 'PORT', /at most/],
+    [{ ...full, GATEWAY_TOKEN_SECRET: 'short' }, 'GATEWAY_TOKEN_SECRET', /32 bytes/],
+    [{ ...full, GATEWAY_TOKEN_SECRET: '' }, 'GATEWAY_TOKEN_SECRET', /required/],
+    [{ ...full, GATEWAY_CLIENTS: 'crm:nothex' }, 'GATEWAY_CLIENTS', /sha256hex/],
+    [{ ...full, GATEWAY_CLIENTS: '' }, 'GATEWAY_CLIENTS', /at least one/],
+    [{ ...full, DEFAULT_REGION: 'XX' }, 'DEFAULT_REGION', /region/],
+    [{ ...full, GATEWAY_ADMIN_CLIENTS: 'nobody' }, 'GATEWAY_ADMIN_CLIENTS', /not a client id/],
+    [{ ...full, UPSTREAM_TOKEN_EXPIRES_IN_UNIT: 'hours' }, 'UPSTREAM_TOKEN_EXPIRES_IN_UNIT', /one of/],
+  ])('stops with one line naming the variable (%#)', (env, variable, problem) => {
+    const err = errorOf(env as Record<string, string>);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(problem);
+    expect(err.message).toContain(variable);
+    expect(err.message).not.toContain('\n');
+    expect(err.message).not.toContain('upstream-secret');
+  });
+});
