@@ -1,4 +1,5 @@
 // Builds the gateway's services once from the configuration and what the runtime provides.
+import type { Context } from 'hono';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
 import type { Clock } from './clock.js';
@@ -17,6 +18,8 @@ export interface RuntimeDeps {
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
+  /** The peer address of the connection (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
+  peerAddress: (c: Context) => string | undefined;
 }
 
 export interface Services {
@@ -24,6 +27,7 @@ export interface Services {
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
+  peerAddress: (c: Context) => string | undefined;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
   normalizer: NumberNormalizer;
@@ -64,6 +68,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     logger,
     telemetry,
+    peerAddress: runtime.peerAddress,
     clients: createClientRegistry(config.clients),
     gatewayTokens: await createGatewayTokens({
       secret: config.gatewayTokens.secret,

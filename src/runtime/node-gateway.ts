@@ -1,6 +1,7 @@
 // Starts the gateway on Node from an environment: demo mode when no upstream is configured, then the
 // services, the app and an HTTP server. Used by the entry point and by the integration tests.
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../app.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -47,6 +48,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     clock: options.clock ?? systemClock,
     logger,
     telemetry: noopTelemetry,
+    peerAddress: (c) => getConnInfo(c).remote.address,
   });
   const app = createApp(services);
 

@@ -42,6 +42,7 @@ async function build(env: Record<string, unknown>): Promise<Hono<AppEnv>> {
     clock: systemClock,
     logger,
     telemetry: noopTelemetry,
+    peerAddress: (c) => c.req.header('cf-connecting-ip'),
   });
   return createApp(services);
 }
