@@ -1,0 +1,134 @@
+// The upstream contact search: one deadline per lookup, the gateway's own token, one retry after a 401.
+
+import { systemClock, type Clock } from '../clock.js';
+import { GatewayError } from '../errors.js';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
+import { UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
+import type { TokenManager } from './token-manager.js';
+
+export interface UpstreamSearchResult {
+  /** The upstream's JSON exactly as received, so the cache and the API route pass it through unchanged. */
+  body: string;
+  contentType: string;
+}
+
+export interface SearchClient {
+  search(e164: string): Promise<UpstreamSearchResult>;
+}
+
+export interface SearchClientOptions {
+  http: UpstreamHttp;
+  tokens: TokenManager;
+  baseUrl: string;
+  /** The whole lookup: waiting for a token, the search, and the one retry after a 401. */
+  timeoutMs: number;
+  clock?: Clock;
+  telemetry?: Telemetry;
+  logger?: Logger;
+}
+
+interface Answer {
+  res: UpstreamResponse;
+  outcome: UpstreamOutcome;
+}
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export function createSearchClient(options: SearchClientOptions): SearchClient {
+  const clock = options.clock ?? systemClock;
+  const telemetry = options.telemetry ?? noopTelemetry;
+  const logger = options.logger ?? silentLogger;
+  const searchUrl = `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`;
+
+  const timedOut = (): GatewayError => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
+
+  // The token manager's own refresh has its own timeout and is shared with other callers; this
+  // lookup only stops waiting for it when its own deadline passes.
+  async function tokenBefore(deadline: number): Promise<string> {
+    const remaining = deadline - clock();
+    if (remaining <= 0) throw timedOut();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expiry = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timedOut()), remaining);
+    });
+    try {
+      return await Promise.race([options.tokens.getToken(), expiry]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function send(url: string, token: string, deadline: number, attempt: number): Promise<Answer> {
+    const remaining = deadline - clock();
+    if (remaining <= 0) throw timedOut();
+    const started = clock();
+    const seconds = (): number => (clock() - started) / 1000;
+    let res: UpstreamResponse;
+    try {
+      res = await options.http.request({
+        method: 'GET',
+        url,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        timeoutMs: remaining,
+      });
+    } catch (err) {
+      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+      telemetry.upstreamCall('search', kind, seconds());
+      logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
+      if (kind === 'timeout') throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
+      throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
+    }
+    const outcome = res.status !== 200 ? statusOutcome(res.status) : isJsonObject(res.body) ? 'ok' : 'malformed';
+    telemetry.upstreamCall('search', outcome, seconds());
+    return { res, outcome };
+  }
+
+  return {
+    async search(e164) {
+      const deadline = clock() + options.timeoutMs;
+      const url = `${searchUrl}?what=${encodeURIComponent(e164)}`;
+
+      const firstToken = await tokenBefore(deadline);
+      let { res, outcome } = await send(url, firstToken, deadline, 1);
+      if (res.status === 401) {
+        logger.info({ event: 'upstream_search_unauthorized', attempt: 1 }, 'upstream refused the token; retrying with a fresh one');
+        options.tokens.invalidate(firstToken);
+        const secondToken = await tokenBefore(deadline);
+        ({ res, outcome } = await send(url, secondToken, deadline, 2));
+        if (res.status === 401) {
+          logger.error({ event: 'upstream_search_unauthorized', attempt: 2 }, "the upstream refused the gateway's credentials");
+          throw new GatewayError('upstream_error', "the upstream refused the gateway's credentials");
+        }
+      }
+
+      if (res.status === 200) {
+        // Parsed only to vouch for it; the string itself is what callers and the cache receive.
+        if (outcome === 'malformed') {
+          logger.warn({ event: 'upstream_search_malformed', status: 200 }, 'upstream search answered a body that is not a JSON object');
+          throw new GatewayError('upstream_error', 'the upstream answered a malformed body');
+        }
+        const contentType = res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
+        return { body: res.body, contentType };
+      }
+
+      logger.warn({ event: 'upstream_search_failed', status: res.status }, 'upstream search failed');
+      throw new GatewayError('upstream_error', `the upstream answered ${res.status}`);
+    },
+  };
+}
+
+function isJsonObject(body: string): boolean {
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function statusOutcome(status: number): UpstreamOutcome {
+  if (status === 401) return 'unauthorized';
+  if (status >= 400 && status < 500) return 'client_error';
+  return 'server_error';
+}
