@@ -17,7 +17,7 @@ async function main(): Promise<void> {
         '',
         'Try it (paste into a shell):',
         `  TOKEN=$(curl -s -X POST ${base}/token/login -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
-        `  curl -s "${base}/v2/contacts/search?what=020%207946%200101" -H "Authorization: Bearer $TOKEN"`,
+        `  curl -s "${base}/v2/contacts/search?what=020%207946%200001" -H "Authorization: Bearer $TOKEN"`,
         '',
       ].join('\n'),
     );
