@@ -4,8 +4,13 @@ import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { AppEnv } from './app-env.js';
+import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
+import { accessLog } from './middleware/access-log.js';
+import { adminCacheRoutes } from './routes/admin-cache.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { tokenLoginRoutes } from './routes/token-login.js';
 import type { Services } from './services.js';
 
@@ -18,9 +23,21 @@ export function createApp(services: Services): Hono<AppEnv> {
   const { logger } = services;
 
   app.use(requestId({ limitLength: 64 }));
+  app.use(accessLog({ logger, metrics: services.metrics, hasher: services.numberHasher }));
+  // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
+  app.use(consoleTraversalGuard(services));
+
+  app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
+  // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.
+  if (services.metrics && services.config.metrics.port === 0) {
+    app.route('/', metricsRoutes({ metrics: services.metrics, token: services.config.metrics.token }));
+  }
 
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
+  app.route('/', adminCacheRoutes(services));
+  // Anonymous and restricted: only its page and one search, one provider, tablets and larger, rate limited.
+  app.route('/', consoleRoutes(services));
 
   app.use(
     methodNotAllowed({

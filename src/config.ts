@@ -95,6 +95,7 @@ const schema = z.object({
   CONSOLE_RATE_TOTAL: int(1, 10_000_000, 300),
   CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
   CONSOLE_RATE_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
+  CONSOLE_RATE_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid:console-rl'),
   CONSOLE_RESULTS_PATH: z.string().trim().min(1).default('results'),
   CONSOLE_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
   CONSOLE_TOTAL_PATH: z.string().trim().min(1).default('total'),
@@ -154,6 +155,8 @@ export interface Config {
       total: number;
       windowSeconds: number;
       onStoreError: 'memory' | 'open' | 'closed';
+      /** Prefix of the Redis keys, so several deployments can share one Redis. */
+      keyPrefix: string;
     };
   };
   redisUrl: string | undefined;
@@ -236,6 +239,7 @@ export function parseConfig(env: EnvSource): Config {
         total: e.CONSOLE_RATE_TOTAL,
         windowSeconds: e.CONSOLE_RATE_WINDOW_SECONDS,
         onStoreError: e.CONSOLE_RATE_ON_STORE_ERROR,
+        keyPrefix: e.CONSOLE_RATE_KEY_PREFIX,
       },
     },
     redisUrl: e.REDIS_URL,

@@ -4,10 +4,14 @@ import { createClientRegistry, type ClientRegistry } from './auth/client-registr
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
 import { createLookupService, type LookupService } from './lookup/lookup-service.js';
 import type { Logger } from './observability/logger.js';
+import type { GatewayMetrics } from './observability/metrics.js';
+import { createNumberHasher, type NumberHasher } from './observability/number-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
+import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisClient } from './rate-limit/console-limiter.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -18,8 +22,14 @@ export interface RuntimeDeps {
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
+  /** The metrics registry's owner; its `telemetry` is usually the one above. Absent: no /metrics route. */
+  metrics?: GatewayMetrics;
   /** The peer address of the connection (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
   peerAddress: (c: Context) => string | undefined;
+  /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
+  requestTarget?: (c: Context) => string | undefined;
+  /** A connected ioredis client when REDIS_URL is set (Node only): the console's limits are shared through it. */
+  redis?: RateLimitRedisClient;
 }
 
 export interface Services {
@@ -27,12 +37,19 @@ export interface Services {
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
+  metrics: GatewayMetrics | undefined;
+  /** Keyed hashes of numbers for logs (LOG_HASH_KEY). */
+  numberHasher: NumberHasher;
   peerAddress: (c: Context) => string | undefined;
+  requestTarget: ((c: Context) => string | undefined) | undefined;
+  consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
+  /** The per-number cache behind `lookup`: purged by the admin route, sized by the metrics. */
+  lookupCache: LookupCache;
 }
 
 export async function createServices(config: Config, runtime: RuntimeDeps): Promise<Services> {
@@ -62,13 +79,30 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     logger,
   });
+  const lookupCache = createLookupCache({
+    load: (e164) => search.search(e164),
+    clock,
+    ...config.cache,
+    // One setting says where the results live, for the console filter and for "no listing" alike.
+    resultsPath: config.console.resultsPath,
+  });
 
   return {
     config,
     clock,
     logger,
     telemetry,
+    metrics: runtime.metrics,
+    numberHasher: createNumberHasher({ key: config.log.hashKey }),
     peerAddress: runtime.peerAddress,
+    requestTarget: runtime.requestTarget,
+    consoleLimiter: createConsoleRateLimiter({
+      ...config.console.rate,
+      redis: runtime.redis,
+      logger,
+      telemetry,
+      clock,
+    }),
     clients: createClientRegistry(config.clients),
     gatewayTokens: await createGatewayTokens({
       secret: config.gatewayTokens.secret,
@@ -78,6 +112,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     }),
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ search }),
+    lookup: createLookupService({ cache: lookupCache, telemetry }),
+    lookupCache,
   };
 }

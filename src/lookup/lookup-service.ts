@@ -1,5 +1,8 @@
-// The one lookup path shared by the API and the console: an E.164 number in, the upstream's JSON out.
-import type { SearchClient } from '../upstream/search-client.js';
+// The one lookup path shared by the API and the console: an E.164 number in, the upstream's JSON out,
+// through the per-number cache, with what the cache did said in `Cache-Status` (RFC 9211) and `Age`.
+import { GatewayError } from '../errors.js';
+import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
+import type { CacheRead, LookupCache } from './lookup-cache.js';
 
 export interface LookupResult {
   /** The upstream's JSON, byte for byte. */
@@ -15,11 +18,74 @@ export interface LookupService {
   lookup(e164: string): Promise<LookupResult>;
 }
 
-export function createLookupService(deps: { search: SearchClient }): LookupService {
+export interface LookupServiceOptions {
+  cache: LookupCache;
+  telemetry?: Telemetry;
+}
+
+/** The cache's name in `Cache-Status`. */
+export const CACHE_NAME = 'callerid-gateway';
+
+/** RFC 9211 `Cache-Status` for one read; `ttl` is the remaining freshness in seconds (negative when stale). */
+export function cacheStatusOf(read: CacheRead): string {
+  const { answer, now } = read;
+  const ttl = Math.floor((answer.freshUntil - now) / 1000);
+  switch (read.outcome) {
+    case 'hit':
+      return `${CACHE_NAME}; hit; ttl=${ttl}`;
+    case 'miss':
+    case 'revalidated':
+      return `${CACHE_NAME}; fwd=${read.outcome === 'miss' ? 'miss' : 'stale'}; fwd-status=200${answer.stored ? '; stored' : ''}${read.collapsed ? '; collapsed' : ''}; ttl=${ttl}`;
+    case 'stale':
+      return `${CACHE_NAME}; fwd=stale; ttl=${ttl}; detail=stale-while-revalidate`;
+    case 'stale_if_error':
+      return `${CACHE_NAME}; fwd=stale; ttl=${ttl}; detail=stale-if-error`;
+  }
+}
+
+function telemetryResult(read: CacheRead): CacheResult {
+  switch (read.outcome) {
+    case 'hit':
+    case 'stale':
+    case 'stale_if_error':
+      return read.outcome;
+    case 'miss':
+    case 'revalidated':
+      return read.collapsed ? 'coalesced' : 'miss';
+  }
+}
+
+/** The upstream failure, carrying the `Cache-Status` of a lookup the cache could not answer. */
+function withCacheStatus(err: unknown): unknown {
+  if (!(err instanceof GatewayError)) return err;
+  return new GatewayError(err.code, err.message, {
+    headers: { ...err.headers, 'cache-status': `${CACHE_NAME}; fwd=miss; detail=${err.code.replaceAll('_', '-')}` },
+    extensions: err.extensions,
+    cause: err.cause ?? err,
+  });
+}
+
+export function createLookupService(options: LookupServiceOptions): LookupService {
+  const { cache } = options;
+  const telemetry = options.telemetry ?? noopTelemetry;
+
   return {
     async lookup(e164) {
-      const { body, contentType } = await deps.search.search(e164);
-      return { body, contentType };
+      let read: CacheRead;
+      try {
+        read = await cache.read(e164);
+      } catch (err) {
+        telemetry.cacheLookup('miss');
+        throw withCacheStatus(err);
+      }
+      telemetry.cacheLookup(telemetryResult(read));
+      const { answer } = read;
+      return {
+        body: answer.body,
+        contentType: answer.contentType,
+        cacheStatus: cacheStatusOf(read),
+        ageSeconds: Math.max(0, Math.floor((read.now - answer.storedAt) / 1000)),
+      };
     },
   };
 }

@@ -8,6 +8,10 @@ export interface Logger {
   info(fields: LogFields, msg: string): void;
   warn(fields: LogFields, msg: string): void;
   error(fields: LogFields, msg: string): void;
+  /** Whether a line at `level` would be written, so callers skip building (or hashing) what is dropped. Absent: assume yes. */
+  enabled?(level: LogLevel): boolean;
+  /** Writes out what is buffered; called before the process exits. */
+  flush?(): void;
 }
 
 export const silentLogger: Logger = {

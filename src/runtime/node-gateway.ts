@@ -7,17 +7,23 @@ import { createApp } from '../app.js';
 import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, parseConfig, type Config, type EnvSource } from '../config.js';
 import type { Logger } from '../observability/logger.js';
-import { noopTelemetry } from '../observability/telemetry.js';
+import { metricSourcesOf } from '../observability/metric-sources.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import { createServices, type Services } from '../services.js';
 import type { UpstreamHttp } from '../upstream/http.js';
 import { startDemo, type DemoSetup } from './demo.js';
 import { createNodeHttp } from './node-http.js';
 import { createNodeLogger } from './node-logger.js';
+import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
+import { createNodeRedis } from './node-redis.js';
+import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
   logger?: Logger;
   clock?: Clock;
   http?: UpstreamHttp;
+  /** Default: a fresh registry with Node's default metrics. */
+  metrics?: GatewayMetrics;
 }
 
 export interface RunningGateway {
@@ -27,7 +33,13 @@ export interface RunningGateway {
   services: Services;
   server: ServerType;
   demo: DemoSetup | null;
-  close(): Promise<void>;
+  /** Set when METRICS_PORT serves /metrics on a port of its own. */
+  metricsServer: MetricsServer | null;
+  /**
+   * Stops accepting, lets in-flight requests finish within `timeoutMs` (default SHUTDOWN_TIMEOUT_SECONDS),
+   * cuts what is still running after that, then releases the upstream pool and demo simulator.
+   */
+  close(options?: { timeoutMs?: number }): Promise<CloseResult>;
 }
 
 export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
@@ -43,13 +55,21 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
 
   const logger = options.logger ?? createNodeLogger(config.log.level);
   const http = options.http ?? createNodeHttp();
+  const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? createNodeMetrics(clock);
+  const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger) : undefined;
+  await redis?.ready(2000);
   const services = await createServices(config, {
     http,
-    clock: options.clock ?? systemClock,
+    clock,
     logger,
-    telemetry: noopTelemetry,
+    telemetry: metrics.telemetry,
+    metrics,
     peerAddress: (c) => getConnInfo(c).remote.address,
+    requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
+    redis: redis?.client,
   });
+  metrics.watch(metricSourcesOf(services));
   const app = createApp(services);
 
   const server = await new Promise<ServerType>((resolve) => {
@@ -58,7 +78,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ event: 'start', port, demo: demo !== null }, 'gateway listening');
+  const metricsServer =
+    config.metrics.port > 0 ? await startMetricsServer(metrics, { port: config.metrics.port, host: config.host, token: config.metrics.token }) : null;
+  logger.info({ event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null }, 'gateway listening');
 
   return {
     url,
@@ -67,13 +89,28 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     services,
     server,
     demo,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      });
-      await http.close?.();
+    metricsServer,
+    async close(closeOptions = {}) {
+      const timeoutMs = closeOptions.timeoutMs ?? config.shutdownTimeoutSeconds * 1000;
+      const deadline = Date.now() + timeoutMs;
+      const [result] = await Promise.all([
+        closeGracefully(server, timeoutMs),
+        metricsServer ? closeGracefully(metricsServer.server, timeoutMs) : undefined,
+      ]);
+      // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
+      await settledWithin(http.close?.(), deadline - Date.now());
+      await redis?.close();
       await demo?.close();
+      return result;
     },
   };
+}
+
+function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (work === undefined) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  return Promise.race([work.then(() => undefined, () => undefined), bound]).finally(() => clearTimeout(timer));
 }

@@ -1,12 +1,14 @@
 // The Cloudflare Workers entry point: the same app, configured from bindings (the same names as on Node).
 import type { Hono } from 'hono';
+import { Registry } from 'prom-client';
 import type { AppEnv } from '../app-env.js';
 import { createApp } from '../app.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, parseConfig, type EnvSource } from '../config.js';
 import { problemResponse } from '../errors.js';
 import type { Logger, LogFields } from '../observability/logger.js';
-import { noopTelemetry } from '../observability/telemetry.js';
+import { metricSourcesOf } from '../observability/metric-sources.js';
+import { createMetrics } from '../observability/metrics.js';
 import { createServices } from '../services.js';
 import { createFetchHttp } from '../upstream/http.js';
 
@@ -19,7 +21,13 @@ function createConsoleLogger(level: string): Logger {
     if (min < 0 || LEVELS.indexOf(lvl) < min) return;
     console.log(JSON.stringify({ level: lvl, time: new Date().toISOString(), service: 'callerid-gateway', ...fields, msg }));
   };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+  return {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    enabled: (lvl) => min >= 0 && LEVELS.indexOf(lvl) >= min,
+  };
 }
 
 function stringBindings(env: Record<string, unknown>): EnvSource {
@@ -37,13 +45,20 @@ async function build(env: Record<string, unknown>): Promise<Hono<AppEnv>> {
     throw new ConfigError('UPSTREAM_AUTH_URL', 'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)');
   }
   const logger = createConsoleLogger(config.log.level);
-  const services = await createServices(config, {
-    http: createFetchHttp((input, init) => fetch(input, init)),
-    clock: systemClock,
-    logger,
-    telemetry: noopTelemetry,
-    peerAddress: (c) => c.req.header('cf-connecting-ip'),
-  });
+  // Per isolate, without Node's default process metrics (they fail in workerd). METRICS_PORT has no meaning here.
+  const metrics = createMetrics({ registry: new Registry(), clock: systemClock });
+  const services = await createServices(
+    { ...config, metrics: { ...config.metrics, port: 0 } },
+    {
+      http: createFetchHttp((input, init) => fetch(input, init)),
+      clock: systemClock,
+      logger,
+      telemetry: metrics.telemetry,
+      metrics,
+      peerAddress: (c) => c.req.header('cf-connecting-ip'),
+    },
+  );
+  metrics.watch(metricSourcesOf(services));
   return createApp(services);
 }
 

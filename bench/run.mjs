@@ -1,0 +1,301 @@
+// `npm run bench`: builds, then measures in one run, side by side: the hit path (gateway vs bare node:http vs
+// bare Hono), the miss path (gateway vs the simulator directly), coalescing, memory, and the upstream transports.
+// Traffic goes to 127.0.0.1 only; every phase is bounded in time or count. Load generator: wrk (Lua scripts in
+// bench/lua); servers on core 0 and load on core 1 with taskset where it exists.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const LUA = join(here, 'lua');
+const quick = process.argv.includes('--quick');
+const HIT_SECONDS = quick ? 3 : 7;
+const MISS_SECONDS = quick ? 3 : 5;
+const WARM_SECONDS = quick ? 1 : 2;
+const FILL_NUMBERS = quick ? 50_000 : 200_000;
+const HIT_NUMBER = '+442079460010';
+const COALESCE_NUMBER = '+442079460999';
+const COALESCE_REQUESTS = 1000;
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+
+const canPin = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const pinned = (core, cmd, args) => (canPin ? ['taskset', ['-c', core, cmd, ...args]] : [cmd, args]);
+const log = (line) => process.stderr.write(`${line}\n`);
+
+// --- build ------------------------------------------------------------------------------------------------
+log('building dist/ (tsc -p tsconfig.build.json)');
+const build = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+if (build.status !== 0) log(`tsc reported errors (emitting anyway):\n${build.stdout.split('\n').slice(0, 5).join('\n')}`);
+if (!existsSync(join(root, 'dist/runtime/node-gateway.js'))) throw new Error('dist/runtime/node-gateway.js missing after build');
+
+// The runner hosts the simulator and shares the load core with wrk, away from the servers measured.
+if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
+
+const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
+
+/** Listed numbers +44 20 3xxx xxxx, so every miss answers a positive-sized body like a real listing. */
+function syntheticDirectory(count) {
+  const entries = [];
+  for (let i = 0; i < count; i++) {
+    const digits = String(i).padStart(7, '0');
+    const e164 = `+44203${digits}`;
+    entries.push({
+      id: `swissdir:bench${digits}`,
+      provider: PROVIDERS.swissdir,
+      type: 'person',
+      displayName: `Benchmark Person ${digits}`,
+      person: { givenName: 'Person', familyName: `Benchmark ${digits}` },
+      organization: null,
+      phones: [{ e164, display: `020 3${digits.slice(0, 3)} ${digits.slice(3)}`, kind: 'landline' }],
+      address: { street: `${i % 200} Benchmark Street`, postalCode: 'EC1A 1BB', locality: 'London', country: 'GB' },
+    });
+  }
+  return entries;
+}
+
+// --- processes ----------------------------------------------------------------------------------------------
+const children = [];
+function startChild(script, env, core = SERVER_CORE) {
+  const [cmd, args] = pinned(core, process.execPath, ['--expose-gc', join(here, script)]);
+  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
+    child.once('message', (msg) => resolve({ child, url: msg.url }));
+  });
+}
+const ask = (child, type) =>
+  new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send({ type });
+  });
+function stopAll() {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+}
+process.on('exit', stopAll);
+
+const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+/** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
+function cpuUs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+  } catch {
+    return null;
+  }
+}
+/** Runs `measure` and adds the server's CPU microseconds per request: stable where wall-clock req/s is noisy. */
+async function withCpu(pid, measure) {
+  const before = cpuUs(pid);
+  const r = await measure();
+  const after = cpuUs(pid);
+  r.cpuPerReq = before === null || after === null ? NaN : (after - before) / r.requests;
+  return r;
+}
+
+/** Runs wrk (1 thread) with a Lua script; resolves with its BENCH_JSON summary. Asynchronous: the simulator lives here. */
+function wrk({ url, script, connections, seconds, env = {} }) {
+  const [cmd, args] = pinned(LOAD_CORE, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA, script), url]);
+  return new Promise((resolve, reject) => {
+    const proc = spawn(cmd, args, { env: { ...process.env, BENCH_LUA_DIR: LUA, ...env } });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (out += d));
+    proc.on('close', () => {
+      const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
+      if (!line) return reject(new Error(`wrk gave no summary:\n${out}`));
+      const r = JSON.parse(line.slice(11));
+      r.rps = r.requests / (r.durationUs / 1e6);
+      resolve(r);
+    });
+  });
+}
+
+// --- set-up ---------------------------------------------------------------------------------------------------
+const started = Date.now();
+log('starting the simulator (with synthetic listings) and the servers');
+const simulator = await startSimulatorServer({
+  clients: { 'bench-gateway': 'bench-upstream-secret' },
+  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(FILL_NUMBERS + 100_000)],
+});
+const clientSecret = 'bench-client-secret-0123456789';
+const gatewayEnv = {
+  PORT: '0',
+  HOST: '127.0.0.1',
+  UPSTREAM_AUTH_URL: simulator.url,
+  UPSTREAM_BASE_URL: simulator.url,
+  UPSTREAM_CLIENT_ID: 'bench-gateway',
+  UPSTREAM_CLIENT_SECRET: 'bench-upstream-secret',
+  GATEWAY_TOKEN_SECRET: 'bench-signing-key-at-least-32-bytes-long!!',
+  GATEWAY_CLIENTS: `bench:${createHash('sha256').update(clientSecret).digest('hex')}`,
+  GATEWAY_ADMIN_CLIENTS: 'bench',
+  DEFAULT_REGION: 'GB',
+  NODE_ENV: 'production',
+};
+const gateway = await startChild('servers/gateway.mjs', gatewayEnv);
+const login = await fetch(`${gateway.url}/token/login`, {
+  method: 'POST',
+  body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: clientSecret }),
+});
+const token = (await login.json()).access_token;
+const hitPath = `/v2/contacts/search?what=${encodeURIComponent(HIT_NUMBER)}`;
+const first = await fetch(`${gateway.url}${hitPath}`, { headers: { authorization: `Bearer ${token}` } });
+const body = await first.text();
+if (first.status !== 200) throw new Error(`gateway answered ${first.status}: ${body}`);
+const bodyFile = join(mkdtempSync(join(tmpdir(), 'callerid-bench-')), 'body.json');
+writeFileSync(bodyFile, body);
+const bareEnv = { BENCH_BODY_FILE: bodyFile, BENCH_NUMBER: HIT_NUMBER };
+const bareNode = await startChild('servers/bare-node.mjs', bareEnv);
+const bareHono = await startChild('servers/bare-hono.mjs', bareEnv);
+
+// --- hit path -------------------------------------------------------------------------------------------------
+const hit = {};
+for (const [name, server, tok] of [
+  ['gateway', gateway, token],
+  ['bare node:http', bareNode, ''],
+  ['bare Hono', bareHono, ''],
+]) {
+  log(`hit path: ${name}`);
+  const env = { BENCH_PATH: hitPath, BENCH_TOKEN: tok };
+  await wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: WARM_SECONDS, env });
+  hit[name] = await withCpu(server.child.pid, () => wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: HIT_SECONDS, env }));
+}
+const baseline = await ask(gateway.child, 'memory');
+if (process.argv.includes('--hit-only')) {
+  for (const [name, r] of Object.entries(hit)) log(`${name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${(r.p50 / 1000).toFixed(2)} ms  p99 ${(r.p99 / 1000).toFixed(2)} ms  ${r.cpuPerReq.toFixed(1)} µs CPU/req`);
+  log(`gateway/bare node ${(hit.gateway.rps / hit['bare node:http'].rps).toFixed(2)}x (CPU ${(hit['bare node:http'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)  gateway/bare Hono ${(hit.gateway.rps / hit['bare Hono'].rps).toFixed(2)}x (CPU ${(hit['bare Hono'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)`);
+  for (const child of children) child.send({ type: 'stop' });
+  await simulator.close();
+  process.exit(0);
+}
+
+// --- miss path ------------------------------------------------------------------------------------------------
+const miss = {};
+const missEnv = (start, tok, limit = 0) => ({
+  BENCH_START: String(start),
+  BENCH_LIMIT: String(limit),
+  BENCH_TOKEN: tok,
+  BENCH_BASE_PATH: '/v2/contacts/search',
+});
+// The simulator needs its own upstream token for direct calls.
+const simToken = (
+  await (
+    await fetch(`${simulator.url}/token/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench-gateway', client_secret: 'bench-upstream-secret' }),
+    })
+  ).json()
+).access_token;
+// Low concurrency: the same fresh numbers (never seen by the gateway) both ways.
+const LOW_START = FILL_NUMBERS;
+log('miss path: 1 connection, simulator directly, then through the gateway');
+miss.directC1 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, simToken) });
+miss.gatewayC1 = await wrk({ url: gateway.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, token) });
+log('miss path: 50 connections, simulator directly, then through the gateway (which starts filling the cache)');
+miss.directC50 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, simToken) });
+simulator.controls.resetStats();
+miss.gatewayC50 = await wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, token) });
+
+// --- memory: fill to FILL_NUMBERS distinct numbers --------------------------------------------------------------
+const filledSoFar = miss.gatewayC50.requests;
+if (filledSoFar < FILL_NUMBERS) {
+  log(`memory: caching ${FILL_NUMBERS - filledSoFar} more distinct numbers`);
+  await wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: 120, env: missEnv(filledSoFar, token, FILL_NUMBERS - filledSoFar) });
+}
+const fillCalls = simulator.controls.stats().searchCalls;
+const filled = await ask(gateway.child, 'memory');
+
+// --- coalescing -------------------------------------------------------------------------------------------------
+log(`coalescing: ${COALESCE_REQUESTS} concurrent requests for one uncached number`);
+simulator.controls.setFaults({ latencyMs: 1000 });
+simulator.controls.resetStats();
+const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+const coalesceStarted = performance.now();
+const statuses = await Promise.all(
+  Array.from(
+    { length: COALESCE_REQUESTS },
+    () =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(
+          `${gateway.url}/v2/contacts/search?what=${encodeURIComponent(COALESCE_NUMBER)}`,
+          { agent, headers: { authorization: `Bearer ${token}` } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(`${res.statusCode} ${String(res.headers['cache-status']).replace(/; ttl=.*/, '')}`));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      }),
+  ),
+);
+const coalesceSeconds = (performance.now() - coalesceStarted) / 1000;
+const coalesceCalls = simulator.controls.stats().searchCalls;
+simulator.controls.setFaults({ latencyMs: 0 });
+const coalesceKinds = {};
+for (const s of statuses) coalesceKinds[s] = (coalesceKinds[s] ?? 0) + 1;
+
+// --- transports ---------------------------------------------------------------------------------------------------
+log('transports: global fetch vs undici vs node:http, client on core 0, bare server on core 1');
+const transportServer = await startChild('servers/bare-node.mjs', bareEnv, LOAD_CORE);
+const transport = await new Promise((resolve, reject) => {
+  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [join(here, 'transport.mjs'), transportServer.url, HIT_NUMBER, quick ? '1' : '2']);
+  const proc = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.on('close', () => {
+    const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
+    line ? resolve(JSON.parse(line.slice(11))) : reject(new Error(`transport bench failed:\n${out}`));
+  });
+});
+
+// --- report ---------------------------------------------------------------------------------------------------------
+const ms = (us) => (us / 1000).toFixed(2);
+const MiB = (b) => (b / 1024 / 1024).toFixed(1);
+const rows = [];
+const row = (...cells) => rows.push(cells);
+row('measure', 'value', 'p50 ms', 'p99 ms', 'note');
+const [g, n, h] = [hit.gateway, hit['bare node:http'], hit['bare Hono']];
+row('hit: gateway', `${g.rps.toFixed(0)} req/s`, ms(g.p50), ms(g.p99), `${g.non2xx + g.errors} errors`);
+row('hit: bare node:http (Map)', `${n.rps.toFixed(0)} req/s`, ms(n.p50), ms(n.p99), '');
+row('hit: bare Hono (Map)', `${h.rps.toFixed(0)} req/s`, ms(h.p50), ms(h.p99), '');
+row('hit: gateway / bare node', `${(g.rps / n.rps).toFixed(2)}x req/s`, '', `${(g.p99 / n.p99).toFixed(2)}x p99`, 'target >= 0.85x, p99 <= 1.5x');
+row('hit: gateway / bare Hono', `${(g.rps / h.rps).toFixed(2)}x req/s`, '', `${(g.p99 / h.p99).toFixed(2)}x p99`, '');
+const { directC1: d1, gatewayC1: g1, directC50: d50, gatewayC50: g50 } = miss;
+row('miss c=1: simulator directly', `${d1.rps.toFixed(0)} req/s`, ms(d1.p50), ms(d1.p99), '');
+row('miss c=1: through the gateway', `${g1.rps.toFixed(0)} req/s`, ms(g1.p50), ms(g1.p99), '');
+row('miss c=1: added by the gateway', '', ms(g1.p50 - d1.p50), ms(g1.p99 - d1.p99), 'target p50 <= 0.50 ms');
+row('miss c=50: simulator directly', `${d50.rps.toFixed(0)} req/s`, ms(d50.p50), ms(d50.p99), '');
+row('miss c=50: through the gateway', `${g50.rps.toFixed(0)} req/s`, ms(g50.p50), ms(g50.p99), `${g50.non2xx + g50.errors} errors`);
+row(`coalescing: ${COALESCE_REQUESTS} concurrent, 1 number`, `${coalesceCalls} upstream call(s)`, '', '', `target 1; ${coalesceSeconds.toFixed(2)} s; ${Object.entries(coalesceKinds).map(([k, v]) => `${v}x ${k.replace('callerid-gateway; ', '')}`).join(', ')}`);
+const grown = filled.rss - baseline.rss;
+row(
+  `memory: after ${FILL_NUMBERS} distinct numbers`,
+  `RSS ${MiB(filled.rss)} MiB`,
+  '',
+  '',
+  `+${MiB(grown)} MiB over baseline ${MiB(baseline.rss)} MiB; limit CACHE_MAX_BYTES ${MiB(filled.maxBytes)} + 64 MiB; ${filled.entries} entries, ${MiB(filled.bytes)} MiB counted, heap +${MiB(filled.heapUsed - baseline.heapUsed)} MiB; ${fillCalls} upstream calls`,
+);
+for (const [name, r] of Object.entries(transport)) {
+  row(`upstream transport: ${name}`, `${r.c50.rps.toFixed(0)} req/s c=50`, r.c1.p50.toFixed(3), r.c1.p99.toFixed(3), `${r.c1.rps.toFixed(0)} req/s c=1 (latency at c=1)`);
+}
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+const out = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
+process.stdout.write(
+  `\ncallerid-gateway bench (${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores, ` +
+    `${canPin ? 'servers on core 0, load on core 1' : 'not pinned'}, wrk -t1, hit/miss c=50 unless noted)\n${out.join('\n')}\n` +
+    `total ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+);
+
+for (const child of children) child.send({ type: 'stop' });
+await simulator.close();
+setTimeout(() => process.exit(0), 500).unref();

@@ -1,0 +1,148 @@
+// The anonymous console: its page, its own script and style, and the one search it allows, under /console.
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import { GatewayError, problemResponse } from '../errors.js';
+import { clientAddress } from '../rate-limit/client-address.js';
+import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
+import { lookupHeaders, readWhat } from '../routes/contacts-search.js';
+import type { Services } from '../services.js';
+import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
+import { isPhone } from './device.js';
+import { filterToProvider } from './provider-filter.js';
+import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
+
+export const CONSOLE_PAGE_PATH = '/console';
+export const CONSOLE_SEARCH_PATH = '/console/v2/contacts/search';
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Every path the console answers; anything else under /console is 404, any other method 405. */
+const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
+  [CONSOLE_PAGE_PATH, 'page'],
+  [CONSOLE_SEARCH_PATH, 'search'],
+  [SCRIPT_PATH, 'asset'],
+  [STYLE_PATH, 'asset'],
+]);
+
+export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter'>;
+
+export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { config } = services;
+  const provider = config.console.provider;
+  // Console off: nothing is registered, so /console is the gateway's ordinary 404.
+  if (provider === undefined) return app;
+
+  app.use('/console/*', consoleGuard(services, provider));
+
+  app.get(CONSOLE_PAGE_PATH, (c) =>
+    c.html(
+      renderConsolePage({
+        provider,
+        resultsPath: config.console.resultsPath,
+        perAddress: config.console.rate.perAddress,
+        windowSeconds: config.console.rate.windowSeconds,
+      }),
+      200,
+      { 'cache-control': 'no-store' },
+    ),
+  );
+  app.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
+  app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
+
+  app.get(CONSOLE_SEARCH_PATH, async (c) => {
+    const e164 = services.normalizer.normalize(readWhat(c.req.queries('what')));
+    const result = await services.lookup.lookup(e164);
+    const filtered = filterToProvider(result.body, {
+      provider,
+      resultsPath: config.console.resultsPath,
+      providerPath: config.console.providerPath,
+      totalPath: config.console.totalPath,
+    });
+    return c.body(filtered.body, 200, {
+      ...lookupHeaders(result),
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+    });
+  });
+
+  return app;
+}
+
+function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHandler<AppEnv> {
+  const { config, telemetry, consoleLimiter } = services;
+
+  return async function consoleGuard(c, next) {
+    const requestId = c.get('requestId');
+    const address = clientAddress(services.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops);
+    const kind = ROUTES.get(c.req.path);
+    let state: RateLimitState | undefined;
+    let response: Response | undefined;
+
+    if (kind === undefined) {
+      telemetry.consoleRefused('not_allowed');
+      response = problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', requestId);
+    } else if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      telemetry.consoleRefused('not_allowed');
+      response = problemResponse('method_not_allowed', 'Use GET, HEAD on this path.', requestId, { allow: 'GET, HEAD' });
+    } else if (kind !== 'asset' && isPhone({ secChUaMobile: c.req.header('sec-ch-ua-mobile'), userAgent: c.req.header('user-agent') })) {
+      telemetry.consoleRefused('mobile');
+      response =
+        kind === 'page'
+          ? new Response(renderPhoneRefusal(provider), { status: 403, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
+          : problemResponse('device_not_supported', 'The console is available on tablets and larger devices, not on phones.', requestId);
+    } else if (kind === 'search') {
+      try {
+        const outcome = await consoleLimiter.consume(address);
+        state = outcome.state;
+        if (!outcome.allowed) {
+          telemetry.consoleRefused('rate_limited');
+          const seconds = String(outcome.retryAfterSeconds);
+          const who = outcome.scope === 'address' ? 'from your address' : 'to the console';
+          response = problemResponse('too_many_requests', `Too many requests ${who}; try again in ${seconds} s.`, requestId, { 'retry-after': seconds });
+        }
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        response = problemResponse(err.code, err.message, requestId, err.headers);
+      }
+    }
+
+    if (response) c.res = response;
+    else await next();
+
+    state ??= await consoleLimiter.peek(address);
+    const headers = c.res.headers;
+    for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy))) headers.set(name, value);
+    headers.set('content-security-policy', CONTENT_SECURITY_POLICY);
+    headers.set('x-content-type-options', 'nosniff');
+    headers.set('referrer-policy', 'no-referrer');
+    if (kind === 'page' || kind === 'search') headers.append('vary', 'Sec-CH-UA-Mobile, User-Agent');
+    return response;
+  };
+}
+
+/**
+ * Dot segments are resolved before routing (`/console/%2e%2e/v2/...` arrives as `/v2/...`); where the
+ * runtime still knows the request target as sent, a target that started under /console and left it is
+ * answered 404 here, as the console promises for everything under /console it does not serve.
+ */
+export function consoleTraversalGuard(services: Pick<Services, 'requestTarget'>): MiddlewareHandler<AppEnv> {
+  return async function consoleTraversalGuard(c: Context<AppEnv>, next) {
+    if (!c.req.path.startsWith('/console')) {
+      const target = services.requestTarget?.(c);
+      if (target !== undefined && /^\/console(\/|$|%2f)/i.test(target)) {
+        return problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', c.get('requestId'));
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,227 @@
+// The gateway's Prometheus metrics, declared as data in one place on a registry the runtime passes in;
+// implements the Telemetry port and records requests. Every label value comes from a closed set.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type {
+  CacheResult,
+  ConsoleRefusal,
+  RateLimitScope,
+  Telemetry,
+  TokenRefreshReason,
+  TokenRefreshResult,
+  UpstreamEndpoint,
+  UpstreamOutcome,
+} from './telemetry.js';
+
+export const METRIC_PREFIX = 'callerid_gateway_';
+
+export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error'];
+export const UPSTREAM_ENDPOINTS: readonly UpstreamEndpoint[] = ['token', 'search'];
+export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorized', 'client_error', 'server_error', 'timeout', 'network', 'malformed'];
+export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
+export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
+export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
+export const CONSOLE_REFUSALS: readonly ConsoleRefusal[] = ['mobile', 'rate_limited', 'not_allowed'];
+/** Methods outside this set (any string a client sends) are counted as "other". */
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** The route label of a request no route matched (404, 405): never the raw path. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** Seconds; the cache-hit path is sub-millisecond, a search through the upstream up to its timeout. */
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** What the metrics read at scrape time instead of being told: the token's expiry, the cache's size. */
+export interface MetricSources {
+  /** Upstream token expiry (epoch ms, null when none held) and consecutive refresh failures. */
+  tokenStatus?: () => { expiresAt: number | null; consecutiveFailures: number };
+  cacheStats?: () => { entries: number; bytes: number };
+}
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  readonly telemetry: Telemetry;
+  /** One finished request; `route` is the route template or {@link UNMATCHED_ROUTE}. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** Adds scrape-time sources; later calls add to or replace earlier ones. */
+  watch(sources: MetricSources): void;
+  /** The registry in the Prometheus text format. */
+  render(): Promise<{ body: string; contentType: string }>;
+}
+
+export interface MetricsOptions {
+  registry: Registry;
+  /** Milliseconds since the epoch, for the token expiry gauge. */
+  clock?: () => number;
+}
+
+type RequestLabels = { route: string; method: string; status: string };
+
+export function createMetrics(options: MetricsOptions): GatewayMetrics {
+  const { registry } = options;
+  const clock = options.clock ?? Date.now;
+  const sources: MetricSources = {};
+  const registers = [registry];
+  const name = (n: string) => METRIC_PREFIX + n;
+
+  const requests = new Counter({
+    name: name('http_requests_total'),
+    help: 'HTTP requests answered, by route template, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: name('http_request_duration_seconds'),
+    help: 'Time from receiving a request to its response being ready, by route template, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers,
+  });
+  const cacheLookups = new Counter({
+    name: name('cache_lookups_total'),
+    help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  new Gauge({
+    name: name('cache_entries'),
+    help: 'Entries held in the search cache.',
+    registers,
+    collect() {
+      const stats = sources.cacheStats?.();
+      this.set(stats ? stats.entries : 0);
+    },
+  });
+  new Gauge({
+    name: name('cache_bytes'),
+    help: 'Bytes held in the search cache (as the cache counts them against its bound).',
+    registers,
+    collect() {
+      const stats = sources.cacheStats?.();
+      this.set(stats ? stats.bytes : 0);
+    },
+  });
+  const upstreamCalls = new Counter({
+    name: name('upstream_requests_total'),
+    help: 'Calls to the upstream by endpoint (token, search) and outcome.',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers,
+  });
+  const upstreamDuration = new Histogram({
+    name: name('upstream_request_duration_seconds'),
+    help: 'Duration of calls to the upstream by endpoint, whatever their outcome.',
+    labelNames: ['endpoint'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers,
+  });
+  const upstreamTimeouts = new Counter({
+    name: name('upstream_timeouts_total'),
+    help: 'Calls to the upstream that got no answer within the timeout, by endpoint.',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
+  const tokenRefreshes = new Counter({
+    name: name('upstream_token_refreshes_total'),
+    help: 'Upstream token refreshes by result and reason (cold, ahead, expired, unauthorized).',
+    labelNames: ['result', 'reason'] as const,
+    registers,
+  });
+  const unauthorizedRefreshes = new Counter({
+    name: name('upstream_token_unauthorized_refreshes_total'),
+    help: 'Upstream token refreshes triggered by the upstream refusing the held token (401).',
+    registers,
+  });
+  new Gauge({
+    name: name('upstream_token_expiry_seconds'),
+    help: 'Seconds until the held upstream token expires (negative once past; NaN when none is held).',
+    registers,
+    collect() {
+      const expiresAt = sources.tokenStatus?.().expiresAt ?? null;
+      this.set(expiresAt === null ? Number.NaN : (expiresAt - clock()) / 1000);
+    },
+  });
+  new Gauge({
+    name: name('upstream_token_consecutive_failures'),
+    help: 'Upstream token refreshes that failed in a row since the last success.',
+    registers,
+    collect() {
+      this.set(sources.tokenStatus?.().consecutiveFailures ?? 0);
+    },
+  });
+  const rateLimited = new Counter({
+    name: name('rate_limit_rejections_total'),
+    help: 'Console requests rejected by the rate limiter (429), by scope (address, total).',
+    labelNames: ['scope'] as const,
+    registers,
+  });
+  const consoleRefused = new Counter({
+    name: name('console_refusals_total'),
+    help: 'Console requests refused, by reason (mobile, rate_limited, not_allowed).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
+  // Every series of a closed set exists from the start at 0, so rate() and ratios work before the first event.
+  for (const result of CACHE_RESULTS) cacheLookups.inc({ result }, 0);
+  for (const endpoint of UPSTREAM_ENDPOINTS) {
+    upstreamTimeouts.inc({ endpoint }, 0);
+    for (const outcome of UPSTREAM_OUTCOMES) upstreamCalls.inc({ endpoint, outcome }, 0);
+  }
+  for (const result of TOKEN_REFRESH_RESULTS) for (const reason of TOKEN_REFRESH_REASONS) tokenRefreshes.inc({ result, reason }, 0);
+  for (const scope of RATE_LIMIT_SCOPES) rateLimited.inc({ scope }, 0);
+  for (const reason of CONSOLE_REFUSALS) consoleRefused.inc({ reason }, 0);
+
+  // The label objects of a request are reused: the cache-hit path should not allocate one per request.
+  const requestLabels = new Map<string, RequestLabels>();
+  const labelsFor = (route: string, method: string, status: number): RequestLabels => {
+    const known = closedMethod(method);
+    // Keyed by the closed method, so a client inventing methods cannot grow the map.
+    const key = `${route} ${known} ${status}`;
+    let labels = requestLabels.get(key);
+    if (labels === undefined) {
+      labels = { route, method: known, status: String(status) };
+      requestLabels.set(key, labels);
+    }
+    return labels;
+  };
+
+  const telemetry: Telemetry = {
+    upstreamCall(endpoint, outcome, seconds) {
+      upstreamCalls.inc({ endpoint, outcome });
+      upstreamDuration.observe({ endpoint }, seconds);
+      if (outcome === 'timeout') upstreamTimeouts.inc({ endpoint });
+    },
+    tokenRefresh(result, reason) {
+      tokenRefreshes.inc({ result, reason });
+      if (reason === 'unauthorized') unauthorizedRefreshes.inc();
+    },
+    cacheLookup(result) {
+      cacheLookups.inc({ result });
+    },
+    rateLimited(scope) {
+      rateLimited.inc({ scope });
+    },
+    consoleRefused(reason) {
+      consoleRefused.inc({ reason });
+    },
+  };
+
+  return {
+    registry,
+    telemetry,
+    observeRequest(route, method, status, seconds) {
+      const labels = labelsFor(route, method, status);
+      requests.inc(labels);
+      requestDuration.observe(labels, seconds);
+    },
+    watch(more) {
+      Object.assign(sources, more);
+    },
+    async render() {
+      return { body: await registry.metrics(), contentType: registry.contentType };
+    },
+  };
+}
+
+function closedMethod(method: string): string {
+  return (HTTP_METHODS as readonly string[]).includes(method) ? method : 'other';
+}

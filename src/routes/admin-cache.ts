@@ -1,0 +1,41 @@
+// DELETE /admin/cache/{number} and DELETE /admin/cache: cache purges for the clients in GATEWAY_ADMIN_CLIENTS.
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import { GatewayError } from '../errors.js';
+import { bearerAuth } from '../middleware/bearer-auth.js';
+import type { Services } from '../services.js';
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+function adminOnly(admins: ReadonlySet<string>): MiddlewareHandler<AppEnv> {
+  return async function adminOnly(c, next) {
+    if (!admins.has(c.get('clientId'))) {
+      throw new GatewayError('forbidden', 'This client may not purge the cache (GATEWAY_ADMIN_CLIENTS).');
+    }
+    await next();
+  };
+}
+
+export function adminCacheRoutes(
+  services: Pick<Services, 'config' | 'gatewayTokens' | 'normalizer' | 'lookupCache' | 'logger'>,
+): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { lookupCache: cache, logger } = services;
+  const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients)] as const;
+
+  app.delete('/admin/cache/:number', ...guard, (c) => {
+    // Any spelling of the number reaches its one entry; the number itself is not logged.
+    const e164 = services.normalizer.normalize(c.req.param('number'));
+    const purged = cache.delete(e164);
+    logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged: purged ? 1 : 0 }, 'cache purged');
+    return c.json({ number: e164, purged: purged ? 1 : 0 }, 200, NO_STORE);
+  });
+
+  app.delete('/admin/cache', ...guard, (c) => {
+    const purged = cache.clear();
+    logger.info({ event: 'cache_purge', scope: 'all', clientId: c.get('clientId'), purged }, 'cache purged');
+    return c.json({ purged }, 200, NO_STORE);
+  });
+
+  return app;
+}

@@ -1,0 +1,74 @@
+// Builds the production dist/ into a temporary directory (tsc -p tsconfig.build.json --outDir), for tests
+// that start the gateway the way the container does: `node dist/runtime/node.js`.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+
+export interface BuiltDist {
+  /** The temporary directory holding `dist/`. */
+  dir: string;
+  cleanup(): Promise<void>;
+}
+
+export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], { cwd: REPO, timeout: 120_000 });
+  } catch (err) {
+    // Type errors still emit JavaScript; only a build that produced no entry point is a failure here.
+    if (!existsSync(join(dir, 'dist', 'runtime', 'node.js'))) throw err;
+  }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  /** The API port, from the JSON start line. */
+  port: number;
+  /** Every stdout line so far, parsed when it is JSON. */
+  lines: Array<Record<string, unknown>>;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal name) once the process ends. */
+  exited: Promise<number | string | null>;
+}
+
+/** Starts `node dist/runtime/node.js` in `dir` and waits for its JSON start line. */
+export function startGatewayProcess(dir: string, env: Record<string, string>, nodeBinary = process.execPath): Promise<GatewayProcess> {
+  const child = spawn(nodeBinary, ['dist/runtime/node.js'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start line within 20 s; stderr: ${stderr}`)), 20_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        parsed = { text: line };
+      }
+      lines.push(parsed);
+      if (parsed.event === 'start') {
+        clearTimeout(timer);
+        resolve({ child, port: Number(parsed.port), lines, stderr: () => stderr, exited });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited (${String(code)}) before starting; stderr: ${stderr}`));
+    });
+  });
+}

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { consoleSearch } from '../console/console-client.js';
+import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+const NUMBER = '020 7946 0001';
+const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
+const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
+
+const stacks: Stack[] = [];
+const start = async (env: Record<string, string>) => {
+  const stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', ...env } });
+  stacks.push(stack);
+  return stack;
+};
+afterEach(async () => {
+  await Promise.all(stacks.splice(0).map((s) => s.close()));
+});
+
+describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', () => {
+  it('shares one limit between two gateway instances', async () => {
+    const env = { REDIS_URL: 'redis://127.0.0.1:6379', CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`, CONSOLE_RATE_PER_ADDRESS: '4' };
+    const [a, b] = [await start(env), await start(env)];
+    const statuses: number[] = [];
+    for (const gw of [a, b, a, b, a, b]) statuses.push((await consoleSearch(gw.gateway.url, NUMBER)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    expect(a.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'))).toEqual([]);
+  });
+
+  it('shares the total budget between instances', async () => {
+    const env = {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`,
+      CONSOLE_RATE_PER_ADDRESS: '100',
+      CONSOLE_RATE_TOTAL: '3',
+      TRUST_PROXY_HOPS: '1',
+    };
+    const [a, b] = [await start(env), await start(env)];
+    const statuses: number[] = [];
+    let i = 0;
+    for (const gw of [a, b, a, b]) statuses.push((await consoleSearch(gw.gateway.url, NUMBER, { 'x-forwarded-for': `198.51.100.${++i}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});
+
+/** A Redis of our own on a free port, so the test can take it away. */
+async function startOwnRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => {
+  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('keeps answering per CONSOLE_RATE_ON_STORE_ERROR and logs it without the address', async () => {
+    redis = await startOwnRedis();
+    const base = { REDIS_URL: redis.url, CONSOLE_RATE_PER_ADDRESS: '3' };
+    const memory = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'memory', CONSOLE_RATE_ON_STORE_ERROR: 'memory' });
+    const open = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'open', CONSOLE_RATE_ON_STORE_ERROR: 'open' });
+    const closed = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'closed', CONSOLE_RATE_ON_STORE_ERROR: 'closed' });
+    for (const s of [memory, open, closed]) expect((await consoleSearch(s.gateway.url, NUMBER)).status).toBe(200);
+
+    await redis.stop();
+
+    const timed = async (s: Stack) => {
+      const started = Date.now();
+      const res = await consoleSearch(s.gateway.url, NUMBER);
+      expect(Date.now() - started).toBeLessThan(1500);
+      return res;
+    };
+    // memory: counted on this replica from the outage on, so the upstream stays protected.
+    const memoryStatuses: number[] = [];
+    for (let i = 0; i < 4; i++) memoryStatuses.push((await timed(memory)).status);
+    expect(memoryStatuses).toEqual([200, 200, 200, 429]);
+    // open: not counted at all.
+    for (let i = 0; i < 5; i++) expect((await timed(open)).status).toBe(200);
+    // closed: refused with 503 and a hint when to retry.
+    const refused = await timed(closed);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('10');
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    // Pages still load in every mode.
+    for (const s of [memory, open, closed]) expect((await fetch(`${s.gateway.url}/console`)).status).toBe(200);
+
+    expect(memory.logs.some((l) => l.fields.event === 'rate_limit_store_fallback' && l.level === 'warn')).toBe(true);
+    expect(open.logs.some((l) => l.fields.event === 'rate_limit_store_error' && l.fields.mode === 'open')).toBe(true);
+    expect(closed.logs.some((l) => l.fields.event === 'rate_limit_store_error' && l.fields.mode === 'closed')).toBe(true);
+    for (const s of [memory, open, closed]) {
+      const lines = s.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'));
+      expect(lines.length).toBeGreaterThan(0);
+      // One line per kind per 30 s, and never the client address (127.0.0.1).
+      expect(lines.length).toBeLessThanOrEqual(2);
+      expect(JSON.stringify(lines)).not.toContain('127.0.0.1');
+    }
+  });
+});

@@ -1,0 +1,95 @@
+import { Hono } from 'hono';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { AppEnv } from '../../src/app-env.js';
+import { accessLog, cacheResultOf } from '../../src/middleware/access-log.js';
+import type { LogLevel } from '../../src/observability/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { createNumberHasher } from '../../src/observability/number-hash.js';
+import { captureLogger } from '../helpers/stack.js';
+
+function appWith(options: { level?: LogLevel } = {}) {
+  const logger = captureLogger();
+  const order = ['debug', 'info', 'warn', 'error'];
+  const enabled = (lvl: LogLevel) => order.indexOf(lvl) >= order.indexOf(options.level ?? 'debug');
+  const registry = new Registry();
+  const metrics = createMetrics({ registry });
+  const hasher = createNumberHasher({ key: 'access-log-test' });
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    c.set('requestId', 'rid-1');
+    await next();
+  });
+  app.use(accessLog({ logger: { ...logger, enabled }, metrics, hasher }));
+  app.get('/items/:id', (c) => {
+    c.set('clientId', 'crm');
+    c.set('e164', '+442079460001');
+    return c.json({ ok: true }, 200, { 'cache-status': 'callerid-gateway; hit; ttl=60' });
+  });
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/boom', () => {
+    throw new Error('boom');
+  });
+  app.onError((_err, c) => c.text('failed', 500));
+  return { app, logs: logger.lines, metrics, hasher };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+describe('accessLog', () => {
+  it('logs the route template, never the path or query, with status, duration, cache result, ids and the number only as a hash', async () => {
+    const { app, logs, hasher } = appWith();
+    const res = await app.request('/items/0201234567?what=%2B442079460001');
+    expect(res.status).toBe(200);
+    await tick();
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      fields: { event: 'request', requestId: 'rid-1', method: 'GET', route: '/items/:id', status: 200, clientId: 'crm', cache: 'hit', numberHash: await hasher.hash('+442079460001') },
+    });
+    expect(logs[0]!.fields.durationMs).toEqual(expect.any(Number));
+    expect(JSON.stringify(logs)).not.toMatch(/0201234567|2079460001/);
+  });
+
+  it('logs probes at debug, and builds nothing when that level is off', async () => {
+    const on = appWith({ level: 'debug' });
+    await on.app.request('/healthz');
+    expect(on.logs[0]).toMatchObject({ level: 'debug', fields: { route: '/healthz', status: 200 } });
+    const off = appWith({ level: 'info' });
+    await off.app.request('/healthz');
+    expect(off.logs).toHaveLength(0);
+  });
+
+  it('counts and logs a failing handler as 500, and an unknown path as "unmatched"', async () => {
+    const { app, logs, metrics } = appWith();
+    expect((await app.request('/boom')).status).toBe(500);
+    expect((await app.request('/nothing/+442079460001')).status).toBe(404);
+    expect(logs.map((l) => [l.level, l.fields.route, l.fields.status])).toEqual([
+      ['warn', '/boom', 500],
+      ['info', 'unmatched', 404],
+    ]);
+    const text = (await metrics.render()).body;
+    expect(text).toContain('callerid_gateway_http_requests_total{route="/boom",method="GET",status="500"} 1');
+    expect(text).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
+    expect(text).not.toContain('2079460001');
+  });
+});
+
+describe('cacheResultOf', () => {
+  it.each([
+    ['callerid-gateway; hit; ttl=60', 'hit'],
+    ['callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400', 'miss'],
+    ['callerid-gateway; fwd=miss; fwd-status=200; stored; collapsed; ttl=86400', 'coalesced'],
+    ['callerid-gateway; fwd=stale; ttl=-5; detail=stale-while-revalidate', 'stale'],
+    ['callerid-gateway; fwd=stale; ttl=-900; detail=stale-if-error', 'stale_if_error'],
+    ['callerid-gateway; fwd=stale; fwd-status=200; stored; ttl=60', 'miss'],
+    ['callerid-gateway; fwd=miss; detail=upstream-error', 'miss'],
+  ])('reads %s as %s', (header, result) => {
+    expect(cacheResultOf(header)).toBe(result);
+  });
+
+  it('is absent without a Cache-Status', () => {
+    expect(cacheResultOf(null)).toBeUndefined();
+  });
+});

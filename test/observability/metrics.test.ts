@@ -1,0 +1,101 @@
+import { spawnSync } from 'node:child_process';
+import { Registry, register as globalRegistry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { metricSourcesOf } from '../../src/observability/metric-sources.js';
+import { checkRequirement, fileRequirement } from '../helpers/requires.js';
+
+const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));
+
+async function series(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return undefined;
+  const { values } = await metric.get();
+  const found = values.find((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want));
+  return found?.value;
+}
+
+describe('createMetrics', () => {
+  it('maps every telemetry event to its metric and label', async () => {
+    const registry = new Registry();
+    const { telemetry } = createMetrics({ registry });
+    telemetry.cacheLookup('hit');
+    telemetry.cacheLookup('hit');
+    telemetry.cacheLookup('stale');
+    telemetry.cacheLookup('coalesced');
+    telemetry.upstreamCall('search', 'ok', 0.02);
+    telemetry.upstreamCall('search', 'timeout', 3);
+    telemetry.upstreamCall('token', 'server_error', 0.1);
+    telemetry.tokenRefresh('ok', 'unauthorized');
+    telemetry.tokenRefresh('error', 'cold');
+    telemetry.rateLimited('total');
+    telemetry.consoleRefused('mobile');
+
+    const p = 'callerid_gateway_';
+    expect(await series(registry, `${p}cache_lookups_total`, { result: 'hit' })).toBe(2);
+    expect(await series(registry, `${p}cache_lookups_total`, { result: 'stale' })).toBe(1);
+    expect(await series(registry, `${p}cache_lookups_total`, { result: 'coalesced' })).toBe(1);
+    expect(await series(registry, `${p}cache_lookups_total`, { result: 'miss' })).toBe(0);
+    expect(await series(registry, `${p}upstream_requests_total`, { endpoint: 'search', outcome: 'timeout' })).toBe(1);
+    expect(await series(registry, `${p}upstream_requests_total`, { endpoint: 'token', outcome: 'server_error' })).toBe(1);
+    expect(await series(registry, `${p}upstream_timeouts_total`, { endpoint: 'search' })).toBe(1);
+    expect(await series(registry, `${p}upstream_timeouts_total`, { endpoint: 'token' })).toBe(0);
+    expect(await series(registry, `${p}upstream_request_duration_seconds`, { endpoint: 'search', le: '+Inf' })).toBe(2);
+    expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'ok', reason: 'unauthorized' })).toBe(1);
+    expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'error', reason: 'cold' })).toBe(1);
+    expect(await series(registry, `${p}upstream_token_unauthorized_refreshes_total`)).toBe(1);
+    expect(await series(registry, `${p}rate_limit_rejections_total`, { scope: 'total' })).toBe(1);
+    expect(await series(registry, `${p}rate_limit_rejections_total`, { scope: 'address' })).toBe(0);
+    expect(await series(registry, `${p}console_refusals_total`, { reason: 'mobile' })).toBe(1);
+  });
+
+  it('reads token expiry and cache size at scrape time', async () => {
+    const registry = new Registry();
+    let now = 1_000_000;
+    const metrics = createMetrics({ registry, clock: () => now });
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBeNaN();
+    const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
+    metrics.watch(metricSourcesOf({ upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) }, lookupCache: { entries: 3, bytes: 4096 } }));
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(90);
+    now += 100_000;
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(-10);
+    status.consecutiveFailures = 4;
+    expect(await series(registry, 'callerid_gateway_upstream_token_consecutive_failures')).toBe(4);
+    expect(await series(registry, 'callerid_gateway_cache_entries')).toBe(3);
+    expect(await series(registry, 'callerid_gateway_cache_bytes')).toBe(4096);
+  });
+
+  it('keeps request labels closed: unknown methods become "other"', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics({ registry });
+    metrics.observeRequest('/v2/contacts/search', 'GET', 200, 0.001);
+    metrics.observeRequest('unmatched', 'BREW', 405, 0.001);
+    metrics.observeRequest('unmatched', 'PROPFIND', 405, 0.001);
+    expect(await series(registry, 'callerid_gateway_http_requests_total', { route: '/v2/contacts/search', method: 'GET', status: '200' })).toBe(1);
+    expect(await series(registry, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'other', status: '405' })).toBe(2);
+    const text = (await metrics.render()).body;
+    expect(text).not.toMatch(/BREW|PROPFIND/);
+  });
+
+  it('uses only the registry it is given, never the global one, so two gateways do not share counts', async () => {
+    const a = new Registry();
+    const b = new Registry();
+    createMetrics({ registry: a }).telemetry.cacheLookup('hit');
+    createMetrics({ registry: b });
+    expect(await series(a, 'callerid_gateway_cache_lookups_total', { result: 'hit' })).toBe(1);
+    expect(await series(b, 'callerid_gateway_cache_lookups_total', { result: 'hit' })).toBe(0);
+    expect(globalRegistry.getSingleMetric('callerid_gateway_cache_lookups_total')).toBeUndefined();
+  });
+
+  it.skipIf(!hasPromtool)('renders text that promtool check metrics accepts without remarks', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics({ registry });
+    metrics.observeRequest('/healthz', 'GET', 200, 0.0002);
+    metrics.telemetry.upstreamCall('search', 'ok', 0.05);
+    const { body, contentType } = await metrics.render();
+    expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    const run = spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+    expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
+    expect(run.status).toBe(0);
+  });
+});
