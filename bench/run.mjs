@@ -14,9 +14,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const LUA = join(here, 'lua');
 const quick = process.argv.includes('--quick');
-const HIT_SECONDS = quick ? 3 : 7;
-const MISS_SECONDS = quick ? 3 : 5;
-const WARM_SECONDS = quick ? 1 : 2;
+const HIT_SECONDS = quick ? 3 : 6;
+const MISS_SECONDS = quick ? 2 : 4;
+const WARM_SECONDS = 1;
 const FILL_NUMBERS = quick ? 50_000 : 200_000;
 const HIT_NUMBER = '+442079460010';
 const COALESCE_NUMBER = '+442079460999';
@@ -197,12 +197,12 @@ const simToken = (
 // Low concurrency: the same fresh numbers (never seen by the gateway) both ways.
 const LOW_START = FILL_NUMBERS;
 log('miss path: 1 connection, simulator directly, then through the gateway');
-miss.directC1 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, simToken) });
-miss.gatewayC1 = await wrk({ url: gateway.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, token) });
+miss.directC1 = await withCpu(process.pid, () => wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, simToken) }));
+miss.gatewayC1 = await withCpu(gateway.child.pid, () => wrk({ url: gateway.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, token) }));
 log('miss path: 50 connections, simulator directly, then through the gateway (which starts filling the cache)');
 miss.directC50 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, simToken) });
 simulator.controls.resetStats();
-miss.gatewayC50 = await wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, token) });
+miss.gatewayC50 = await withCpu(gateway.child.pid, () => wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, token) }));
 
 // --- memory: fill to FILL_NUMBERS distinct numbers --------------------------------------------------------------
 const filledSoFar = miss.gatewayC50.requests;
@@ -247,7 +247,7 @@ for (const s of statuses) coalesceKinds[s] = (coalesceKinds[s] ?? 0) + 1;
 log('transports: global fetch vs undici vs node:http, client on core 0, bare server on core 1');
 const transportServer = await startChild('servers/bare-node.mjs', bareEnv, LOAD_CORE);
 const transport = await new Promise((resolve, reject) => {
-  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [join(here, 'transport.mjs'), transportServer.url, HIT_NUMBER, quick ? '1' : '2']);
+  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [join(here, 'transport.mjs'), transportServer.url, HIT_NUMBER, quick ? '1' : '1.5']);
   const proc = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
@@ -264,17 +264,19 @@ const rows = [];
 const row = (...cells) => rows.push(cells);
 row('measure', 'value', 'p50 ms', 'p99 ms', 'note');
 const [g, n, h] = [hit.gateway, hit['bare node:http'], hit['bare Hono']];
-row('hit: gateway', `${g.rps.toFixed(0)} req/s`, ms(g.p50), ms(g.p99), `${g.non2xx + g.errors} errors`);
-row('hit: bare node:http (Map)', `${n.rps.toFixed(0)} req/s`, ms(n.p50), ms(n.p99), '');
-row('hit: bare Hono (Map)', `${h.rps.toFixed(0)} req/s`, ms(h.p50), ms(h.p99), '');
-row('hit: gateway / bare node', `${(g.rps / n.rps).toFixed(2)}x req/s`, '', `${(g.p99 / n.p99).toFixed(2)}x p99`, 'target >= 0.85x, p99 <= 1.5x');
-row('hit: gateway / bare Hono', `${(g.rps / h.rps).toFixed(2)}x req/s`, '', `${(g.p99 / h.p99).toFixed(2)}x p99`, '');
+const cpu = (r) => `${r.cpuPerReq.toFixed(1)} µs CPU/req`;
+row('hit: gateway', `${g.rps.toFixed(0)} req/s`, ms(g.p50), ms(g.p99), `${cpu(g)}; ${g.non2xx + g.errors} errors`);
+row('hit: bare node:http (Map)', `${n.rps.toFixed(0)} req/s`, ms(n.p50), ms(n.p99), cpu(n));
+row('hit: bare Hono (Map)', `${h.rps.toFixed(0)} req/s`, ms(h.p50), ms(h.p99), cpu(h));
+row('hit: gateway / bare node', `${(g.rps / n.rps).toFixed(2)}x req/s`, '', `${(g.p99 / n.p99).toFixed(2)}x p99`, `${(n.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req; target >= 0.85x, p99 <= 1.5x`);
+row('hit: gateway / bare Hono', `${(g.rps / h.rps).toFixed(2)}x req/s`, '', `${(g.p99 / h.p99).toFixed(2)}x p99`, `${(h.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req`);
+row('hit: bare Hono / bare node', `${(h.rps / n.rps).toFixed(2)}x req/s`, '', `${(h.p99 / n.p99).toFixed(2)}x p99`, `${(n.cpuPerReq / h.cpuPerReq).toFixed(2)}x by CPU/req: the adapter's own cost`);
 const { directC1: d1, gatewayC1: g1, directC50: d50, gatewayC50: g50 } = miss;
-row('miss c=1: simulator directly', `${d1.rps.toFixed(0)} req/s`, ms(d1.p50), ms(d1.p99), '');
-row('miss c=1: through the gateway', `${g1.rps.toFixed(0)} req/s`, ms(g1.p50), ms(g1.p99), '');
+row('miss c=1: simulator directly', `${d1.rps.toFixed(0)} req/s`, ms(d1.p50), ms(d1.p99), `simulator ${cpu(d1)}`);
+row('miss c=1: through the gateway', `${g1.rps.toFixed(0)} req/s`, ms(g1.p50), ms(g1.p99), `gateway ${cpu(g1)}`);
 row('miss c=1: added by the gateway', '', ms(g1.p50 - d1.p50), ms(g1.p99 - d1.p99), 'target p50 <= 0.50 ms');
 row('miss c=50: simulator directly', `${d50.rps.toFixed(0)} req/s`, ms(d50.p50), ms(d50.p99), '');
-row('miss c=50: through the gateway', `${g50.rps.toFixed(0)} req/s`, ms(g50.p50), ms(g50.p99), `${g50.non2xx + g50.errors} errors`);
+row('miss c=50: through the gateway', `${g50.rps.toFixed(0)} req/s`, ms(g50.p50), ms(g50.p99), `gateway ${cpu(g50)}; ${g50.non2xx + g50.errors} errors`);
 row(`coalescing: ${COALESCE_REQUESTS} concurrent, 1 number`, `${coalesceCalls} upstream call(s)`, '', '', `target 1; ${coalesceSeconds.toFixed(2)} s; ${Object.entries(coalesceKinds).map(([k, v]) => `${v}x ${k.replace('callerid-gateway; ', '')}`).join(', ')}`);
 const grown = filled.rss - baseline.rss;
 row(
@@ -282,7 +284,7 @@ row(
   `RSS ${MiB(filled.rss)} MiB`,
   '',
   '',
-  `+${MiB(grown)} MiB over baseline ${MiB(baseline.rss)} MiB; limit CACHE_MAX_BYTES ${MiB(filled.maxBytes)} + 64 MiB; ${filled.entries} entries, ${MiB(filled.bytes)} MiB counted, heap +${MiB(filled.heapUsed - baseline.heapUsed)} MiB; ${fillCalls} upstream calls`,
+  `+${MiB(grown)} MiB over baseline ${MiB(baseline.rss)} MiB; limit CACHE_MAX_BYTES ${MiB(filled.maxBytes)} + 64 MiB; ${filled.entries} entries, ${MiB(filled.bytes)} MiB counted, heap used +${MiB(filled.heapUsed - baseline.heapUsed)} MiB, heap committed +${MiB(filled.heapTotal - baseline.heapTotal)} MiB, external +${MiB(filled.external - baseline.external)} MiB; ${fillCalls} upstream calls`,
 );
 for (const [name, r] of Object.entries(transport)) {
   row(`upstream transport: ${name}`, `${r.c50.rps.toFixed(0)} req/s c=50`, r.c1.p50.toFixed(3), r.c1.p99.toFixed(3), `${r.c1.rps.toFixed(0)} req/s c=1 (latency at c=1)`);

@@ -8,9 +8,9 @@ process.on('message', async (msg) => {
     globalThis.gc?.();
     await new Promise((resolve) => setTimeout(resolve, 50));
     globalThis.gc?.();
-    const { rss, heapUsed } = process.memoryUsage();
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
     const cache = gateway.services.lookupCache;
-    process.send({ type: 'memory', rss, heapUsed, entries: cache.entries, bytes: cache.bytes, maxBytes: cache.maxBytes });
+    process.send({ type: 'memory', rss, heapUsed, heapTotal, external, entries: cache.entries, bytes: cache.bytes, maxBytes: cache.maxBytes });
   } else if (msg?.type === 'stop') {
     await gateway.close({ timeoutMs: 1000 });
     process.exit(0);
