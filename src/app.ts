@@ -23,7 +23,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   const { logger } = services;
 
   app.use(requestId({ limitLength: 64 }));
-  app.use(accessLog({ logger, metrics: services.metrics, hasher: services.numberHasher }));
+  app.use(accessLog({ record: services.recordRequest }));
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
 

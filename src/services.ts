@@ -8,6 +8,7 @@ import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
 import { createLookupService, type LookupService } from './lookup/lookup-service.js';
 import type { Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { createNumberHasher, type NumberHasher } from './observability/number-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
@@ -40,6 +41,8 @@ export interface Services {
   metrics: GatewayMetrics | undefined;
   /** Keyed hashes of numbers for logs (LOG_HASH_KEY). */
   numberHasher: NumberHasher;
+  /** Writes a finished request's metrics and log line (the access log and the Node hit path). */
+  recordRequest: RequestRecorder;
   peerAddress: (c: Context) => string | undefined;
   requestTarget: ((c: Context) => string | undefined) | undefined;
   consoleLimiter: ConsoleRateLimiter;
@@ -86,6 +89,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.console.resultsPath,
   });
+  const numberHasher = createNumberHasher({ key: config.log.hashKey });
 
   return {
     config,
@@ -93,7 +97,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     logger,
     telemetry,
     metrics: runtime.metrics,
-    numberHasher: createNumberHasher({ key: config.log.hashKey }),
+    numberHasher,
+    recordRequest: createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     consoleLimiter: createConsoleRateLimiter({

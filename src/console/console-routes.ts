@@ -1,6 +1,6 @@
 // The anonymous console: its page, its own script and style, and the one search it allows, under /console.
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv, LookupNote } from '../app-env.js';
 import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
@@ -60,8 +60,11 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
 
   app.get(CONSOLE_SEARCH_PATH, async (c) => {
-    const e164 = services.normalizer.normalize(readWhat(c.req.queries('what')));
+    const e164 = services.normalizer.normalize(readWhat(c));
+    const note: LookupNote = { e164 };
+    c.set('lookup', note);
     const result = await services.lookup.lookup(e164);
+    note.cache = result.cache;
     const filtered = filterToProvider(result.body, {
       provider,
       resultsPath: config.console.resultsPath,

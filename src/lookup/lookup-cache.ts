@@ -43,6 +43,8 @@ export interface CacheRead {
 export interface LookupCache {
   /** The answer for an E.164 number: cached, or loaded once however many callers ask at the same time. */
   read(e164: string): Promise<CacheRead>;
+  /** A fresh hit, synchronously, or undefined when answering would need the upstream or a stale entry. */
+  readFresh(e164: string): CacheRead | undefined;
   /** Forgets one number (a load in flight still answers its callers but is not kept). */
   delete(e164: string): boolean;
   /** Forgets everything; returns how many entries there were. */
@@ -162,6 +164,11 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       const seen = lru.get(e164, READ_STALE);
       if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, outcome: 'hit', collapsed: false, now });
       return readSlow(e164, seen, now);
+    },
+    readFresh(e164) {
+      const now = clock();
+      const seen = lru.get(e164, READ_STALE);
+      return seen !== undefined && now < seen.freshUntil ? { answer: seen, outcome: 'hit', collapsed: false, now } : undefined;
     },
     delete: (e164) => lru.delete(e164),
     clear() {

@@ -12,10 +12,14 @@ export interface LookupResult {
   cacheStatus?: string;
   /** Seconds since the answer was obtained from the upstream (`Age`). */
   ageSeconds?: number;
+  /** What the cache did, in the closed set of the metrics and logs. */
+  cache?: CacheResult;
 }
 
 export interface LookupService {
   lookup(e164: string): Promise<LookupResult>;
+  /** The answer when the cache holds a fresh one, synchronously (the hit path); otherwise undefined. */
+  lookupFresh(e164: string): LookupResult | undefined;
 }
 
 export interface LookupServiceOptions {
@@ -69,6 +73,19 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
   const { cache } = options;
   const telemetry = options.telemetry ?? noopTelemetry;
 
+  function resultOf(read: CacheRead): LookupResult {
+    const cacheResult = telemetryResult(read);
+    telemetry.cacheLookup(cacheResult);
+    const { answer } = read;
+    return {
+      cache: cacheResult,
+      body: answer.body,
+      contentType: answer.contentType,
+      cacheStatus: cacheStatusOf(read),
+      ageSeconds: Math.max(0, Math.floor((read.now - answer.storedAt) / 1000)),
+    };
+  }
+
   return {
     async lookup(e164) {
       let read: CacheRead;
@@ -78,14 +95,11 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
         telemetry.cacheLookup('miss');
         throw withCacheStatus(err);
       }
-      telemetry.cacheLookup(telemetryResult(read));
-      const { answer } = read;
-      return {
-        body: answer.body,
-        contentType: answer.contentType,
-        cacheStatus: cacheStatusOf(read),
-        ageSeconds: Math.max(0, Math.floor((read.now - answer.storedAt) / 1000)),
-      };
+      return resultOf(read);
+    },
+    lookupFresh(e164) {
+      const read = cache.readFresh(e164);
+      return read === undefined ? undefined : resultOf(read);
     },
   };
 }

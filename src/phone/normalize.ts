@@ -7,6 +7,8 @@ import { GatewayError } from '../errors.js';
 export interface NumberNormalizer {
   /** The E.164 form of `raw`; throws GatewayError('invalid_number') otherwise. */
   normalize(raw: string | undefined): string;
+  /** The E.164 form of a spelling already seen and found valid, synchronously; otherwise undefined. */
+  peek(raw: string): string | undefined;
 }
 
 export interface NormalizerOptions {
@@ -37,6 +39,10 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
   }
 
   return {
+    peek(raw) {
+      const e164 = memo.get(raw);
+      return e164 === INVALID ? undefined : e164;
+    },
     normalize(raw) {
       if (raw === undefined) throw new GatewayError('invalid_number', 'The query parameter "what" is required.');
       // Over-long input is refused before it can occupy the memo.

@@ -1,17 +1,24 @@
 // GET /v2/contacts/search?what=: the upstream's search, for internal clients holding a gateway token.
-import { Hono } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import { Hono, type Context } from 'hono';
+import type { AppEnv, LookupNote } from '../app-env.js';
 import { GatewayError } from '../errors.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
 import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 
-/** Reads the single `what` parameter; a repeated one is ambiguous and refused. */
-export function readWhat(values: string[] | undefined): string | undefined {
-  if (values === undefined) return undefined;
-  if (values.length > 1) throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
-  return values[0];
+/**
+ * Reads the single `what` parameter; a repeated one is ambiguous and refused. Hono's single-value
+ * `query()` is its fast path (`queries()` parses the whole string), so a repeat is looked for separately.
+ */
+export function readWhat(c: Context): string | undefined {
+  const value = c.req.query('what');
+  if (value !== undefined && REPEATED_WHAT.test(c.req.url)) {
+    throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
+  }
+  return value;
 }
+
+const REPEATED_WHAT = /[?&]what=[^#]*&what=/;
 
 /** The headers every search answer carries, whichever route served it. */
 export function lookupHeaders(result: LookupResult): Record<string, string> {
@@ -25,8 +32,11 @@ export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 
   const app = new Hono<AppEnv>();
 
   app.get('/v2/contacts/search', bearerAuth({ tokens: services.gatewayTokens }), async (c) => {
-    const e164 = services.normalizer.normalize(readWhat(c.req.queries('what')));
+    const e164 = services.normalizer.normalize(readWhat(c));
+    const note: LookupNote = { e164 };
+    c.set('lookup', note);
     const result = await services.lookup.lookup(e164);
+    note.cache = result.cache;
     return c.body(result.body, 200, lookupHeaders(result));
   });
 

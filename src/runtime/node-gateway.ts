@@ -1,7 +1,10 @@
 // Starts the gateway on Node from an environment: demo mode when no upstream is configured, then the
 // services, the app and an HTTP server. Used by the entry point and by the integration tests.
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { createServer } from 'node:http';
+import { createSearchHitPath } from '../routes/search-hit-path.js';
+import { withSearchHitPath } from './node-hit-path.js';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../app.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -19,6 +22,8 @@ import { createNodeRedis } from './node-redis.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
+  /** False: every request goes through the Hono app (tests compare both paths). */
+  hitPath?: boolean;
   logger?: Logger;
   clock?: Clock;
   http?: UpstreamHttp;
@@ -73,7 +78,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const app = createApp(services);
 
   const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const listener = getRequestListener(app.fetch, { hostname: config.host });
+    const s = createServer(
+      options.hitPath === false ? listener : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
+    );
+    s.listen(config.port, config.host, () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -2,10 +2,11 @@ import { Hono } from 'hono';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/app-env.js';
-import { accessLog, cacheResultOf } from '../../src/middleware/access-log.js';
+import { accessLog } from '../../src/middleware/access-log.js';
 import type { LogLevel } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createNumberHasher } from '../../src/observability/number-hash.js';
+import { createRequestRecorder } from '../../src/observability/request-recorder.js';
 import { captureLogger } from '../helpers/stack.js';
 
 function appWith(options: { level?: LogLevel } = {}) {
@@ -20,11 +21,11 @@ function appWith(options: { level?: LogLevel } = {}) {
     c.set('requestId', 'rid-1');
     await next();
   });
-  app.use(accessLog({ logger: { ...logger, enabled }, metrics, hasher }));
+  app.use(accessLog({ record: createRequestRecorder({ logger: { ...logger, enabled }, metrics, hasher }) }));
   app.get('/items/:id', (c) => {
     c.set('clientId', 'crm');
-    c.set('e164', '+442079460001');
-    return c.json({ ok: true }, 200, { 'cache-status': 'callerid-gateway; hit; ttl=60' });
+    c.set('lookup', { e164: '+442079460001', cache: 'hit' });
+    return c.json({ ok: true });
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/boom', () => {
@@ -73,23 +74,5 @@ describe('accessLog', () => {
     expect(text).toContain('callerid_gateway_http_requests_total{route="/boom",method="GET",status="500"} 1');
     expect(text).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
     expect(text).not.toContain('2079460001');
-  });
-});
-
-describe('cacheResultOf', () => {
-  it.each([
-    ['callerid-gateway; hit; ttl=60', 'hit'],
-    ['callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400', 'miss'],
-    ['callerid-gateway; fwd=miss; fwd-status=200; stored; collapsed; ttl=86400', 'coalesced'],
-    ['callerid-gateway; fwd=stale; ttl=-5; detail=stale-while-revalidate', 'stale'],
-    ['callerid-gateway; fwd=stale; ttl=-900; detail=stale-if-error', 'stale_if_error'],
-    ['callerid-gateway; fwd=stale; fwd-status=200; stored; ttl=60', 'miss'],
-    ['callerid-gateway; fwd=miss; detail=upstream-error', 'miss'],
-  ])('reads %s as %s', (header, result) => {
-    expect(cacheResultOf(header)).toBe(result);
-  });
-
-  it('is absent without a Cache-Status', () => {
-    expect(cacheResultOf(null)).toBeUndefined();
   });
 });

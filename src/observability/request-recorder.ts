@@ -1,0 +1,65 @@
+// Records one finished request: the request metrics and one JSON log line (the route template, never the
+// URL, whose query holds the number; the number itself only as a keyed hash). Shared by the access-log
+// middleware and the Node hit path, so both write exactly the same.
+import type { LookupNote } from '../app-env.js';
+import type { LogFields, Logger, LogLevel } from './logger.js';
+import type { GatewayMetrics } from './metrics.js';
+import type { NumberHasher } from './number-hash.js';
+
+export interface FinishedRequest {
+  requestId: string;
+  method: string;
+  /** The route template, or `unmatched`. */
+  route: string;
+  status: number;
+  elapsedMs: number;
+  clientId?: string | undefined;
+  lookup?: LookupNote | undefined;
+}
+
+export interface RequestRecorderOptions {
+  logger: Logger;
+  metrics?: GatewayMetrics | undefined;
+  hasher?: NumberHasher | undefined;
+  /** Routes logged at debug instead of info: probes and scrapes would drown the rest. */
+  quietRoutes?: ReadonlySet<string>;
+}
+
+export type RequestRecorder = (request: FinishedRequest) => void;
+
+const DEFAULT_QUIET = new Set(['/healthz', '/readyz', '/metrics']);
+
+export function createRequestRecorder(options: RequestRecorderOptions): RequestRecorder {
+  const { logger, metrics, hasher } = options;
+  const quiet = options.quietRoutes ?? DEFAULT_QUIET;
+  const enabled = (level: LogLevel): boolean => logger.enabled?.(level) ?? true;
+
+  return function recordRequest(r) {
+    metrics?.observeRequest(r.route, r.method, r.status, r.elapsedMs / 1000);
+
+    const level: LogLevel = r.status >= 500 ? 'warn' : quiet.has(r.route) ? 'debug' : 'info';
+    if (!enabled(level)) return;
+    const fields: LogFields = {
+      event: 'request',
+      requestId: r.requestId,
+      method: r.method,
+      route: r.route,
+      status: r.status,
+      durationMs: Math.round(r.elapsedMs * 1000) / 1000,
+    };
+    if (r.clientId !== undefined) fields.clientId = r.clientId;
+    if (r.lookup?.cache !== undefined) fields.cache = r.lookup.cache;
+    const e164 = r.lookup?.e164;
+    const known = e164 === undefined || hasher === undefined ? undefined : hasher.cached(e164);
+    if (e164 !== undefined && hasher !== undefined && known === undefined) {
+      // Not memoised yet: the line is written once the hash is ready, without holding the response.
+      void hasher.hash(e164).then(
+        (numberHash) => logger[level]({ ...fields, numberHash }, 'request'),
+        () => logger[level](fields, 'request'),
+      );
+      return;
+    }
+    if (known !== undefined) fields.numberHash = known;
+    logger[level](fields, 'request');
+  };
+}

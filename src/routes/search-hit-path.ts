@@ -1,0 +1,73 @@
+// The cache-hit path of GET /v2/contacts/search without the Fetch API objects: a runtime whose server hands
+// over raw request parts (Node) answers a fresh hit with it and gives everything else to the app. It only
+// answers when every step is already known to succeed (token verified before, spelling seen before, fresh
+// entry), so errors, misses and stale entries always take the app's one code path.
+import type { LookupNote } from '../app-env.js';
+import type { Services } from '../services.js';
+import { lookupHeaders } from './contacts-search.js';
+
+export const SEARCH_ROUTE = '/v2/contacts/search';
+
+export interface HitAnswer {
+  headers: Record<string, string>;
+  body: string;
+  requestId: string;
+  clientId: string;
+  lookup: LookupNote;
+}
+
+export type SearchHitPath = (
+  method: string | undefined,
+  target: string | undefined,
+  authorization: string | undefined,
+  requestIdHeader: string | string[] | undefined,
+) => HitAnswer | undefined;
+
+// The rules of hono/request-id as the app configures it (64 characters of [A-Za-z0-9_=-]).
+const GOOD_REQUEST_ID = /^[\w\-=]{1,64}$/;
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
+const PREFIX = `${SEARCH_ROUTE}?`;
+
+/** The single `what` value of a query string decoded as Hono decodes it, or undefined for anything unusual. */
+function singleWhat(query: string): string | undefined {
+  let found: string | undefined;
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    if (key.includes('%') || key.includes('+')) return undefined;
+    if (key !== 'what') continue;
+    if (found !== undefined || eq === -1) return undefined;
+    let value = pair.slice(eq + 1);
+    if (value.includes('+')) value = value.replaceAll('+', ' ');
+    if (value.includes('%')) {
+      try {
+        value = decodeURIComponent(value);
+      } catch {
+        return undefined;
+      }
+    }
+    found = value;
+  }
+  return found;
+}
+
+export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup'>): SearchHitPath {
+  const { gatewayTokens, normalizer, lookup } = services;
+
+  return function searchHitPath(method, target, authorization, requestIdHeader) {
+    if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined) return undefined;
+    const bearer = BEARER.exec(authorization);
+    const verified = bearer === null ? undefined : gatewayTokens.peek(bearer[1]!);
+    if (verified === undefined) return undefined;
+    const raw = singleWhat(target.slice(PREFIX.length));
+    const e164 = raw === undefined ? undefined : normalizer.peek(raw);
+    if (e164 === undefined) return undefined;
+    const result = lookup.lookupFresh(e164);
+    if (result === undefined) return undefined;
+
+    const requestId = typeof requestIdHeader === 'string' && GOOD_REQUEST_ID.test(requestIdHeader) ? requestIdHeader : crypto.randomUUID();
+    const headers = lookupHeaders(result);
+    headers['x-request-id'] = requestId;
+    return { headers, body: result.body, requestId, clientId: verified.clientId, lookup: { e164, cache: result.cache } };
+  };
+}
