@@ -1,5 +1,6 @@
-// `node bench/profile-hit.mjs [seconds]`: CPU profile (node --cpu-prof) of the gateway's cache-hit path under wrk,
-// then the top self-time functions and the share per package. Build first (`npm run build`). Loopback only.
+// `node bench/profile-hit.mjs [seconds] [--miss]`: CPU profile (node --cpu-prof) of the gateway's cache-hit path
+// under wrk (or, with --miss, distinct uncached numbers at 1 connection), then the top self-time functions and
+// the share per package. Build first (`npm run build`). Loopback only.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { startSimulatorServer } from '../dist/runtime/simulator-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const seconds = Number(process.argv[2] ?? 6);
+const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 6);
+const missMode = process.argv.includes('--miss');
 const profDir = mkdtempSync(join(tmpdir(), 'callerid-prof-'));
 const simulator = await startSimulatorServer({ clients: { gw: 'gw-secret' } });
 const secret = 'profile-client-secret-0123456789';
@@ -34,9 +36,11 @@ const token = (
 ).access_token;
 const path = '/v2/contacts/search?what=%2B442079460010';
 await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-await new Promise((resolve) =>
-  spawn('taskset', ['-c', '1', 'wrk', '-t1', '-c50', `-d${seconds}s`, '-H', `Authorization: Bearer ${token}`, `${url}${path}`], { stdio: 'inherit' }).on('close', resolve),
-);
+const load = missMode
+  ? ['wrk', '-t1', '-c1', `-d${seconds}s`, '-s', join(here, 'lua/distinct.lua'), url]
+  : ['wrk', '-t1', '-c50', `-d${seconds}s`, '-H', `Authorization: Bearer ${token}`, `${url}${path}`];
+const loadEnv = { ...process.env, BENCH_LUA_DIR: join(here, 'lua'), BENCH_START: '0', BENCH_TOKEN: token, BENCH_BASE_PATH: '/v2/contacts/search' };
+await new Promise((resolve) => spawn('taskset', ['-c', '1', ...load], { stdio: 'inherit', env: loadEnv }).on('close', resolve));
 child.send({ type: 'stop' });
 await new Promise((resolve) => child.on('exit', resolve));
 await simulator.close();

@@ -96,9 +96,9 @@ const schema = z.object({
   CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
   CONSOLE_RATE_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
   CONSOLE_RATE_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid:console-rl'),
-  CONSOLE_RESULTS_PATH: z.string().trim().min(1).default('results'),
-  CONSOLE_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
-  CONSOLE_TOTAL_PATH: z.string().trim().min(1).default('total'),
+  UPSTREAM_RESULTS_PATH: z.string().trim().min(1).default('results'),
+  UPSTREAM_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
+  UPSTREAM_TOTAL_PATH: z.string().trim().min(1).default('total'),
   REDIS_URL: z
     .string()
     .trim()
@@ -147,9 +147,6 @@ export interface Config {
   defaultRegion: CountryCode | undefined;
   console: {
     provider: string | undefined;
-    resultsPath: string;
-    providerPath: string;
-    totalPath: string;
     rate: {
       perAddress: number;
       total: number;
@@ -159,6 +156,8 @@ export interface Config {
       keyPrefix: string;
     };
   };
+  /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
+  upstreamBody: { resultsPath: string; providerPath: string; totalPath: string };
   redisUrl: string | undefined;
   trustProxyHops: number;
   cache: {
@@ -231,9 +230,6 @@ export function parseConfig(env: EnvSource): Config {
     defaultRegion: e.DEFAULT_REGION,
     console: {
       provider: e.CONSOLE_PROVIDER,
-      resultsPath: e.CONSOLE_RESULTS_PATH,
-      providerPath: e.CONSOLE_PROVIDER_PATH,
-      totalPath: e.CONSOLE_TOTAL_PATH,
       rate: {
         perAddress: e.CONSOLE_RATE_PER_ADDRESS,
         total: e.CONSOLE_RATE_TOTAL,
@@ -242,6 +238,7 @@ export function parseConfig(env: EnvSource): Config {
         keyPrefix: e.CONSOLE_RATE_KEY_PREFIX,
       },
     },
+    upstreamBody: { resultsPath: e.UPSTREAM_RESULTS_PATH, providerPath: e.UPSTREAM_PROVIDER_PATH, totalPath: e.UPSTREAM_TOTAL_PATH },
     redisUrl: e.REDIS_URL,
     trustProxyHops: e.TRUST_PROXY_HOPS,
     cache: {

@@ -9,7 +9,7 @@ import { createLookupService, type LookupService } from './lookup/lookup-service
 import type { Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
-import { createNumberHasher, type NumberHasher } from './observability/number-hash.js';
+import { createNumberHasher, type NumberHasher, type SyncHmac } from './observability/number-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
 import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisClient } from './rate-limit/console-limiter.js';
@@ -31,6 +31,8 @@ export interface RuntimeDeps {
   requestTarget?: (c: Context) => string | undefined;
   /** A connected ioredis client when REDIS_URL is set (Node only): the console's limits are shared through it. */
   redis?: RateLimitRedisClient;
+  /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
+  syncHmac?: SyncHmac;
 }
 
 export interface Services {
@@ -87,9 +89,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
-    resultsPath: config.console.resultsPath,
+    resultsPath: config.upstreamBody.resultsPath,
   });
-  const numberHasher = createNumberHasher({ key: config.log.hashKey });
+  const numberHasher = createNumberHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
 
   return {
     config,

@@ -48,7 +48,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     c.html(
       renderConsolePage({
         provider,
-        resultsPath: config.console.resultsPath,
+        resultsPath: config.upstreamBody.resultsPath,
         perAddress: config.console.rate.perAddress,
         windowSeconds: config.console.rate.windowSeconds,
       }),
@@ -67,9 +67,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     note.cache = result.cache;
     const filtered = filterToProvider(result.body, {
       provider,
-      resultsPath: config.console.resultsPath,
-      providerPath: config.console.providerPath,
-      totalPath: config.console.totalPath,
+      ...config.upstreamBody,
     });
     return c.body(filtered.body, 200, {
       ...lookupHeaders(result),

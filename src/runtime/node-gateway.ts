@@ -2,6 +2,7 @@
 // services, the app and an HTTP server. Used by the entry point and by the integration tests.
 import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createSearchHitPath } from '../routes/search-hit-path.js';
 import { withSearchHitPath } from './node-hit-path.js';
@@ -73,6 +74,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     peerAddress: (c) => getConnInfo(c).remote.address,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     redis: redis?.client,
+    syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
   });
   metrics.watch(metricSourcesOf(services));
   const app = createApp(services);

@@ -36,3 +36,14 @@ describe('createNumberHasher', () => {
     expect(hasher.cached('+442079460001')).toBe(first);
   });
 });
+
+describe('createNumberHasher with a synchronous HMAC (Node)', () => {
+  const syncHmac = (key: Uint8Array, data: string) => createHmac('sha256', key).update(data).digest('hex');
+
+  it('answers synchronously with the same hash as Web Crypto under the same key', async () => {
+    const sync = createNumberHasher({ key: 'log-hash-key', syncHmac });
+    const web = createNumberHasher({ key: 'log-hash-key' });
+    expect(sync.cached('+442079460001')).toBe(await web.hash('+442079460001'));
+    expect(await sync.hash('+442079460002')).toBe(await web.hash('+442079460002'));
+  });
+});
