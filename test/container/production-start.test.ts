@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from './build-dist.js';
+import { loginAt } from '../helpers/stack.js';
 
 const run = promisify(execFile);
 const CLIENT_SECRET = 'container-client-secret-0123';
@@ -96,13 +97,7 @@ describe('container production start path', () => {
       DEFAULT_REGION: 'GB',
     });
     const base = `http://127.0.0.1:${gateway.port}`;
-    const login = await fetch(`${base}/token/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'crm', client_secret: CLIENT_SECRET }),
-    });
-    expect(login.status).toBe(200);
-    const { access_token: token } = (await login.json()) as { access_token: string };
+    const token = await loginAt(base, 'crm', CLIENT_SECRET);
     const search = await fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, { headers: { authorization: `Bearer ${token}` } });
     expect(search.status).toBe(200);
     expect(((await search.json()) as { total: number }).total).toBeGreaterThan(0);

@@ -21,6 +21,17 @@ export function captureLogger(): Logger & { lines: CapturedLog[] } {
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
+/** Logs a client in at a gateway's base URL and returns its gateway token (the login itself must succeed). */
+export async function loginAt(base: string, clientId: string, clientSecret: string): Promise<string> {
+  const res = await fetch(`${base}/token/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
 export interface Stack {
   gateway: RunningGateway;
   simulator: SimulatorServer;
@@ -63,15 +74,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     gateway,
     simulator,
     logs: logger.lines,
-    async login(client = 'crm') {
-      const res = await fetch(`${gateway.url}/token/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client, client_secret: CLIENTS[client] }),
-      });
-      if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
-      return ((await res.json()) as { access_token: string }).access_token;
-    },
+    login: (client = 'crm') => loginAt(gateway.url, client, CLIENTS[client]),
     search(what, token, init = {}) {
       return fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, {
         ...init,

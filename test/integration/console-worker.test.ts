@@ -1,36 +1,20 @@
 // The console in the Worker build (real workerd via wrangler dev): filter, device check and the per-isolate limiter.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
 import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
 import { PHONES } from '../console/user-agents.js';
-import { checkRequirement, fileRequirement } from '../helpers/requires.js';
+import { startWranglerDev, wranglerPresent, type WranglerDev } from '../helpers/wrangler-dev.js';
 
-const run = checkRequirement(fileRequirement('node_modules/.bin/wrangler', 'wrangler (npm ci installs it) with its workerd binary'));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const run = wranglerPresent();
 
 describe.skipIf(!run)('console on Workers (memory limiter per isolate)', () => {
   let simulator: SimulatorServer;
-  let worker: ChildProcess;
+  let worker: WranglerDev | undefined;
   let base: string;
-  let output = '';
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: { 'worker-gw': 'worker-upstream-secret' } });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
     const vars: Record<string, string> = {
       UPSTREAM_AUTH_URL: simulator.url,
       UPSTREAM_BASE_URL: simulator.url,
@@ -42,31 +26,12 @@ describe.skipIf(!run)('console on Workers (memory limiter per isolate)', () => {
       CONSOLE_PROVIDER: 'swissdir',
       CONSOLE_RATE_PER_ADDRESS: '2',
     };
-    const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--show-interactive-dev-session=false', '--log-level', 'info'];
-    for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
-    worker = spawn('npx', args, {
-      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    worker.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const deadline = Date.now() + 90_000;
-    while (!/Ready on/.test(output)) {
-      if (worker.exitCode !== null) throw new Error(`wrangler dev exited: ${output.slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${output.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    worker = await startWranglerDev(vars);
+    base = worker.url;
   }, 120_000);
 
   afterAll(async () => {
-    if (worker?.pid) {
-      try {
-        process.kill(-worker.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    }
+    worker?.close();
     await simulator?.close();
   });
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from '../container/build-dist.js';
+import { loginAt } from '../helpers/stack.js';
 
 const CLIENT_SECRET = 'shutdown-client-secret-0123';
 
@@ -46,13 +47,7 @@ describe('graceful shutdown of the Node entry point', () => {
     const gateway = await startGatewayProcess(built.dir, { ...env, ...extra });
     running.push(gateway);
     const base = `http://127.0.0.1:${gateway.port}`;
-    const login = await fetch(`${base}/token/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'crm', client_secret: CLIENT_SECRET }),
-    });
-    expect(login.status).toBe(200);
-    return { gateway, base, token: ((await login.json()) as { access_token: string }).access_token };
+    return { gateway, base, token: await loginAt(base, 'crm', CLIENT_SECRET) };
   }
 
   async function searchStarted(before: number): Promise<void> {

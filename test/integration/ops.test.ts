@@ -1,8 +1,8 @@
 // Operations over real sockets: /metrics after traffic (promtool, counters), private logs and metrics,
 // health and readiness, the metrics token and the separate metrics port.
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
@@ -54,16 +54,6 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('metrics after traffic', () => {
   let stack: Stack;

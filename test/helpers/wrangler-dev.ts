@@ -1,0 +1,45 @@
+// Runs the Worker build in real workerd (`wrangler dev` on a loopback port) with the given bindings.
+import { spawn } from 'node:child_process';
+import { freePort } from './free-port.js';
+import { checkRequirement, fileRequirement } from './requires.js';
+
+/** True when wrangler (and so workerd) is installed; see checkRequirement for CI=true. */
+export const wranglerPresent = (): boolean =>
+  checkRequirement(fileRequirement('node_modules/.bin/wrangler', 'wrangler (npm ci installs it) with its workerd binary'));
+
+
+export interface WranglerDev {
+  url: string;
+  close(): void;
+}
+
+export async function startWranglerDev(vars: Record<string, string>): Promise<WranglerDev> {
+  const port = await freePort();
+  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--show-interactive-dev-session=false', '--log-level', 'info'];
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+  const worker = spawn('npx', args, {
+    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so close() ends wrangler and the workerd it started.
+    detached: true,
+  });
+  let output = '';
+  worker.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const close = () => {
+    try {
+      if (worker.pid) process.kill(-worker.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  const deadline = Date.now() + 90_000;
+  while (!/Ready on/.test(output)) {
+    if (worker.exitCode !== null || Date.now() > deadline) {
+      close();
+      throw new Error(`wrangler dev did not start: ${output.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url: `http://127.0.0.1:${port}`, close };
+}
