@@ -197,8 +197,13 @@ const simToken = (
 // Low concurrency: the same fresh numbers (never seen by the gateway) both ways.
 const LOW_START = FILL_NUMBERS;
 log('miss path: 1 connection, simulator directly, then through the gateway');
+// For the latency at 1 connection the simulator (this process) sits on the server core beside the gateway:
+// then the client crosses cores once each way on both paths, and the difference is what the gateway adds
+// rather than two extra cross-core wake-ups (the simulator stands for an upstream on another host).
+if (canPin) spawnSync('taskset', ['-cp', SERVER_CORE, String(process.pid)], { stdio: 'ignore' });
 miss.directC1 = await withCpu(process.pid, () => wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, simToken) }));
 miss.gatewayC1 = await withCpu(gateway.child.pid, () => wrk({ url: gateway.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, token) }));
+if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 log('miss path: 50 connections, simulator directly, then through the gateway (which starts filling the cache)');
 miss.directC50 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, simToken) });
 simulator.controls.resetStats();
