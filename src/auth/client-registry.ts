@@ -16,7 +16,7 @@ export async function sha256Hex(text: string): Promise<string> {
 }
 
 /** Compares two equal-length strings without an early exit, so timing says nothing of where they differ. */
-function constantTimeEqual(a: string, b: string): boolean {
+export function constantTimeEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);

@@ -1,6 +1,7 @@
 // GET /metrics: the Prometheus text format, optionally behind a bearer token (METRICS_TOKEN).
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { constantTimeEqual, sha256Hex } from '../auth/client-registry.js';
 import { problemResponse } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
@@ -10,19 +11,10 @@ export interface MetricsRouteOptions {
   token?: string | undefined;
 }
 
-const encoder = new TextEncoder();
-
 /** Compares digests, so neither the position of a difference nor the token's length shows in the timing. */
 async function sameSecret(given: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest('SHA-256', encoder.encode(given)),
-    crypto.subtle.digest('SHA-256', encoder.encode(expected)),
-  ]);
-  const x = new Uint8Array(a);
-  const y = new Uint8Array(b);
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i]! ^ y[i]!;
-  return diff === 0;
+  const [a, b] = await Promise.all([sha256Hex(given), sha256Hex(expected)]);
+  return constantTimeEqual(a, b);
 }
 
 export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
