@@ -1,25 +1,14 @@
 // Starts the simulator and the gateway on loopback ports for integration tests, and logs clients in.
 import type { EnvSource } from '../../src/config.js';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import type { LogFields, Logger } from '../../src/observability/logger.js';
 import { startNodeGateway, type NodeGatewayOptions, type RunningGateway } from '../../src/runtime/node-gateway.js';
+import { captureLogger, type CapturedLog } from './recorders.js';
 import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/runtime/simulator-server.js';
+
+export { captureLogger, type CapturedLog };
 
 export const CLIENTS = { crm: 'crm-secret-0123456789', pbx: 'pbx-secret-0123456789', ops: 'ops-secret-0123456789' } as const;
 export type ClientName = keyof typeof CLIENTS;
-
-export interface CapturedLog {
-  level: string;
-  fields: LogFields;
-  msg: string;
-}
-
-/** A logger that keeps every line, so tests can read what would have been written. */
-export function captureLogger(): Logger & { lines: CapturedLog[] } {
-  const lines: CapturedLog[] = [];
-  const at = (level: string) => (fields: LogFields, msg: string) => void lines.push({ level, fields, msg });
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
 
 /** Logs a client in at a gateway's base URL and returns its gateway token (the login itself must succeed). */
 export async function loginAt(base: string, clientId: string, clientSecret: string): Promise<string> {

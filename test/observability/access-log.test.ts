@@ -7,7 +7,7 @@ import type { LogLevel } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createNumberHasher } from '../../src/observability/number-hash.js';
 import { createRequestRecorder } from '../../src/observability/request-recorder.js';
-import { captureLogger } from '../helpers/stack.js';
+import { captureLogger } from '../helpers/recorders.js';
 
 function appWith(options: { level?: LogLevel } = {}) {
   const logger = captureLogger();

@@ -1,9 +1,8 @@
 // Unit tests of the upstream search client over a scripted fake UpstreamHttp, a real token manager and a fake clock.
 
 import { describe, expect, it } from 'vitest';
+import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
-import type { LogFields, Logger } from '../../src/observability/logger.js';
-import type { Telemetry } from '../../src/observability/telemetry.js';
 import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
 import { createSearchClient } from '../../src/upstream/search-client.js';
 import { createTokenManager, type TokenManager } from '../../src/upstream/token-manager.js';
@@ -39,17 +38,9 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
       return search(req, searchCalls.length);
     },
   };
-  const events: unknown[][] = [];
-  const telemetry: Telemetry = {
-    upstreamCall: (endpoint, outcome) => events.push(['upstreamCall', endpoint, outcome]),
-    tokenRefresh: (result, reason) => events.push(['tokenRefresh', result, reason]),
-    cacheLookup: () => {},
-    rateLimited: () => {},
-    consoleRefused: () => {},
-  };
-  const logs: Array<{ level: string; fields: LogFields; msg: string }> = [];
-  const log = (level: string) => (fields: LogFields, msg: string) => logs.push({ level, fields, msg });
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const { telemetry, events } = recordingTelemetry();
+  const logger = captureLogger();
+  const logs = logger.lines;
   const clock = () => time.now;
   const tokens = createTokenManager({
     http,

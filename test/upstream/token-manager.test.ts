@@ -1,9 +1,8 @@
 // Unit tests of the upstream token manager, driven by a scripted fake UpstreamHttp and a fake clock.
 
 import { describe, expect, it } from 'vitest';
+import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
-import type { LogFields, Logger } from '../../src/observability/logger.js';
-import type { Telemetry } from '../../src/observability/telemetry.js';
 import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
 import { createTokenManager, type TokenManagerOptions } from '../../src/upstream/token-manager.js';
 
@@ -53,17 +52,9 @@ function setup(handler: Handler, overrides: Partial<TokenManagerOptions> = {}) {
       return handler(req, calls.length);
     },
   };
-  const events: unknown[][] = [];
-  const telemetry: Telemetry = {
-    upstreamCall: (endpoint, outcome) => events.push(['upstreamCall', endpoint, outcome]),
-    tokenRefresh: (result, reason) => events.push(['tokenRefresh', result, reason]),
-    cacheLookup: () => {},
-    rateLimited: () => {},
-    consoleRefused: () => {},
-  };
-  const logs: Array<{ level: string; fields: LogFields; msg: string }> = [];
-  const log = (level: string) => (fields: LogFields, msg: string) => logs.push({ level, fields, msg });
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const { telemetry, events } = recordingTelemetry();
+  const logger = captureLogger();
+  const logs = logger.lines;
   const tokens = createTokenManager({
     http,
     authUrl: 'https://auth.example/',

@@ -1,7 +1,10 @@
-// The Worker build in real workerd (wrangler dev on loopback) against the simulator over real HTTP.
+// The Worker build in real workerd (wrangler dev on loopback) against the simulator over real HTTP: the API,
+// and the console with its filter, device check and per-isolate memory limiter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
+import { PHONES } from '../console/user-agents.js';
 import { loginAt } from '../helpers/stack.js';
 import { startWranglerDev, wranglerPresent, type WranglerDev } from '../helpers/wrangler-dev.js';
 
@@ -22,6 +25,8 @@ describe.skipIf(!run)('Worker build in workerd', () => {
       GATEWAY_TOKEN_SECRET: 'worker-test-signing-key-0123456789abcdef',
       GATEWAY_CLIENTS: `crm:${await sha256Hex('crm-worker-secret')}`,
       DEFAULT_REGION: 'GB',
+      CONSOLE_PROVIDER: 'swissdir',
+      CONSOLE_RATE_PER_ADDRESS: '2',
     };
     worker = await startWranglerDev(vars);
     base = worker.url;
@@ -52,5 +57,23 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
     expect(simulator.controls.stats().searchCalls).toBe(before);
+  });
+
+  it('serves the page, refuses phones, filters to the provider and limits per address', async () => {
+    const page = await fetch(`${base}/console`, { headers: DESKTOP_HEADERS });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await consoleSearch(base, '020 7946 0001', { 'user-agent': PHONES.androidChrome })).status).toBe(403);
+
+    const first = await consoleSearch(base, '020 7946 0001');
+    expect(first.status).toBe(200);
+    const body = (await first.json()) as { total: number; results: { provider: { id: string } }[] };
+    expect(body.total).toBe(1);
+    expect(body.results.map((r) => r.provider.id)).toEqual(['swissdir']);
+    expect((await consoleSearch(base, '020 7946 0001')).status).toBe(200);
+    const limited = await consoleSearch(base, '020 7946 0001');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
   });
 });

@@ -1,0 +1,29 @@
+// In-memory stand-ins for the logger and telemetry ports, so tests can read what was reported.
+import type { LogFields, Logger } from '../../src/observability/logger.js';
+import type { Telemetry } from '../../src/observability/telemetry.js';
+
+export interface CapturedLog {
+  level: string;
+  fields: LogFields;
+  msg: string;
+}
+
+/** A logger that keeps every line, so tests can read what would have been written. */
+export function captureLogger(): Logger & { lines: CapturedLog[] } {
+  const lines: CapturedLog[] = [];
+  const at = (level: string) => (fields: LogFields, msg: string) => void lines.push({ level, fields, msg });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** Telemetry that records the upstream and token events in order, e.g. ['upstreamCall', 'token', 'ok']. */
+export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][] } {
+  const events: unknown[][] = [];
+  const telemetry: Telemetry = {
+    upstreamCall: (endpoint, outcome) => events.push(['upstreamCall', endpoint, outcome]),
+    tokenRefresh: (result, reason) => events.push(['tokenRefresh', result, reason]),
+    cacheLookup: () => {},
+    rateLimited: () => {},
+    consoleRefused: () => {},
+  };
+  return { telemetry, events };
+}
