@@ -9,7 +9,7 @@ import { createLookupService, type LookupService } from './lookup/lookup-service
 import type { Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
-import { createNumberHasher, type NumberHasher, type SyncHmac } from './observability/number-hash.js';
+import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
 import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisClient } from './rate-limit/console-limiter.js';
@@ -42,7 +42,7 @@ export interface Services {
   telemetry: Telemetry;
   metrics: GatewayMetrics | undefined;
   /** Keyed hashes of numbers for logs (LOG_HASH_KEY). */
-  numberHasher: NumberHasher;
+  numberHasher: KeyedHasher;
   /** Writes a finished request's metrics and log line (the access log and the Node hit path). */
   recordRequest: RequestRecorder;
   peerAddress: (c: Context) => string | undefined;
@@ -91,7 +91,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
   });
-  const numberHasher = createNumberHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
+  const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
+  // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
+  const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
 
   return {
     config,
@@ -109,6 +111,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       logger,
       telemetry,
       clock,
+      keyOf: (address) => addressHasher.hash(address),
     }),
     clients: createClientRegistry(config.clients),
     gatewayTokens: await createGatewayTokens({

@@ -4,7 +4,7 @@
 import type { LookupNote } from '../app-env.js';
 import type { LogFields, Logger, LogLevel } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { NumberHasher } from './number-hash.js';
+import type { KeyedHasher } from './keyed-hash.js';
 
 export interface FinishedRequest {
   requestId: string;
@@ -20,7 +20,7 @@ export interface FinishedRequest {
 export interface RequestRecorderOptions {
   logger: Logger;
   metrics?: GatewayMetrics | undefined;
-  hasher?: NumberHasher | undefined;
+  hasher?: KeyedHasher | undefined;
   /** Routes logged at debug instead of info: probes and scrapes would drown the rest. */
   quietRoutes?: ReadonlySet<string>;
 }

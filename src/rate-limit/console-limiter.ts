@@ -50,6 +50,11 @@ export interface ConsoleRateLimiterOptions {
   logger: Logger;
   telemetry: Telemetry;
   clock: Clock;
+  /**
+   * The store key for an address: a keyed hash, so neither memory nor a shared Redis holds client
+   * addresses in clear. Every replica sharing a Redis must use the same key.
+   */
+  keyOf: (address: string) => Promise<string>;
 }
 
 const LOG_EVERY_MS = 30_000;
@@ -133,12 +138,15 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
     }
   }
 
+  const keyFor = (address: string | undefined): Promise<string> =>
+    address === undefined ? Promise.resolve(UNKNOWN_ADDRESS) : options.keyOf(address);
+
   return {
     policy: `${perAddress};w=${windowSeconds}, ${total};w=${windowSeconds}`,
 
     async consume(address) {
       // The address is checked first, so one client over its own limit cannot also drain the total budget.
-      const a = await take(byAddress, address ?? UNKNOWN_ADDRESS, perAddress);
+      const a = await take(byAddress, await keyFor(address), perAddress);
       if (!a.ok) {
         telemetry.rateLimited('address');
         return { allowed: false, scope: 'address', retryAfterSeconds: a.retryAfterSeconds, state: { ...a.state, resetSeconds: a.retryAfterSeconds } };
@@ -152,7 +160,7 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
     },
 
     async peek(address) {
-      const [a, t] = await Promise.all([look(byAddress, address ?? UNKNOWN_ADDRESS, perAddress), look(overall, TOTAL_KEY, total)]);
+      const [a, t] = await Promise.all([look(byAddress, await keyFor(address), perAddress), look(overall, TOTAL_KEY, total)]);
       return tighter(a, t);
     },
   };

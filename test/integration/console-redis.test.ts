@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
@@ -28,6 +29,10 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
     for (const gw of [a, b, a, b, a, b]) statuses.push((await consoleSearch(gw.gateway.url, NUMBER)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
     expect(a.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'))).toEqual([]);
+    // Redis holds a keyed hash of the client address, never the address itself.
+    const keys = await redisKeys(`${env.CONSOLE_RATE_KEY_PREFIX}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.join(' ')).not.toMatch(/127\.0\.0\.1|::1|localhost/);
   });
 
   it('shares the total budget between instances', async () => {
@@ -45,6 +50,17 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 });
+
+/** The keys under a pattern in the shared Redis (KEYS is fine on a test instance). */
+async function redisKeys(pattern: string): Promise<string[]> {
+  const client = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    return await client.keys(pattern);
+  } finally {
+    client.disconnect();
+  }
+}
 
 /** A Redis of our own on a free port, so the test can take it away. */
 async function startOwnRedis(): Promise<{ url: string; stop(): Promise<void> }> {

@@ -5,7 +5,7 @@ import type { AppEnv } from '../../src/app-env.js';
 import { accessLog } from '../../src/middleware/access-log.js';
 import type { LogLevel } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createNumberHasher } from '../../src/observability/number-hash.js';
+import { createKeyedHasher } from '../../src/observability/keyed-hash.js';
 import { createRequestRecorder } from '../../src/observability/request-recorder.js';
 import { captureLogger } from '../helpers/recorders.js';
 
@@ -15,7 +15,7 @@ function appWith(options: { level?: LogLevel } = {}) {
   const enabled = (lvl: LogLevel) => order.indexOf(lvl) >= order.indexOf(options.level ?? 'debug');
   const registry = new Registry();
   const metrics = createMetrics({ registry });
-  const hasher = createNumberHasher({ key: 'access-log-test' });
+  const hasher = createKeyedHasher({ key: 'access-log-test' });
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
     c.set('requestId', 'rid-1');

@@ -13,6 +13,7 @@ const limiter = (perAddress: number, total: number, limited: RateLimitScope[] = 
     logger: silentLogger,
     telemetry: { ...noopTelemetry, rateLimited: (scope) => void limited.push(scope) },
     clock: Date.now,
+    keyOf: async (address) => `k:${address}`,
   });
 
 describe('console rate limiter (memory)', () => {

@@ -1,8 +1,8 @@
-// Keyed hashes of phone numbers for logs (HMAC-SHA-256): a line can be correlated with others for the
-// same number, but the number cannot be recovered without the key.
+// Keyed hashes (HMAC-SHA-256) of personal data: phone numbers in logs, client addresses in rate-limit keys.
+// Equal inputs give equal hashes under one key, but the input cannot be recovered without the key.
 import { LRUCache } from 'lru-cache';
 
-export interface NumberHasher {
+export interface KeyedHasher {
   /** The keyed hash of an E.164 number: 32 lowercase hex characters (the first 128 bits of the HMAC). */
   hash(e164: string): Promise<string>;
   /** The hash when it can be had synchronously (memoised, or a synchronous HMAC), so a hot path can log without waiting. */
@@ -12,7 +12,7 @@ export interface NumberHasher {
 /** A synchronous HMAC-SHA-256 returning lowercase hex; Node's `createHmac` is far cheaper than Web Crypto's job. */
 export type SyncHmac = (key: Uint8Array, data: string) => string;
 
-export interface NumberHasherOptions {
+export interface KeyedHasherOptions {
   /** `LOG_HASH_KEY`; when absent a random key per process, so hashes correlate only within one process. */
   key?: string | undefined;
   /** Memoised hashes kept (least recently used dropped first); default 1024. */
@@ -24,7 +24,7 @@ export interface NumberHasherOptions {
 const encoder = new TextEncoder();
 const HASH_HEX_CHARS = 32;
 
-export function createNumberHasher(options: NumberHasherOptions = {}): NumberHasher {
+export function createKeyedHasher(options: KeyedHasherOptions = {}): KeyedHasher {
   const rawKey = options.key ? encoder.encode(options.key) : crypto.getRandomValues(new Uint8Array(32));
   const memo = new LRUCache<string, string>({ max: Math.max(1, options.memoSize ?? 1024) });
   const { syncHmac } = options;
