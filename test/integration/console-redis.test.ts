@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
+import { freePort } from '../helpers/free-port.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -51,9 +51,9 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
   });
 });
 
-/** The keys under a pattern in the shared Redis (KEYS is fine on a test instance). */
-async function redisKeys(pattern: string): Promise<string[]> {
-  const client = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+/** The keys under a pattern in a test Redis (KEYS is fine there). */
+async function redisKeys(pattern: string, url = 'redis://127.0.0.1:6379'): Promise<string[]> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
     return await client.keys(pattern);
@@ -63,17 +63,13 @@ async function redisKeys(pattern: string): Promise<string[]> {
 }
 
 /** A Redis of our own on a free port, so the test can take it away. */
-async function startOwnRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
+async function startOwnRedis(fixedPort?: number): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const port = fixedPort ?? (await freePort());
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -129,5 +125,32 @@ describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => 
       expect(lines.length).toBeLessThanOrEqual(2);
       expect(JSON.stringify(lines)).not.toContain('127.0.0.1');
     }
+  });
+});
+
+describe.skipIf(!redisServer)('console rate limits when Redis comes back', () => {
+  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('counts in Redis again once it answers, without a restart of the gateway', async () => {
+    redis = await startOwnRedis();
+    const prefix = `back-${randomUUID()}`;
+    const gw = await start({ REDIS_URL: redis.url, CONSOLE_RATE_KEY_PREFIX: prefix, CONSOLE_RATE_ON_STORE_ERROR: 'closed' });
+    expect((await consoleSearch(gw.gateway.url, NUMBER)).status).toBe(200);
+
+    const { port } = redis;
+    await redis.stop();
+    expect((await consoleSearch(gw.gateway.url, NUMBER)).status).toBe(503);
+
+    redis = await startOwnRedis(port);
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await consoleSearch(gw.gateway.url, NUMBER)).status;
+    }
+    expect(status).toBe(200);
+    expect((await redisKeys(`${prefix}*`, redis.url)).length).toBeGreaterThan(0);
   });
 });
