@@ -1,8 +1,18 @@
-// "No listing" detection: whether the upstream's body holds a non-empty results array at a configured path.
+// Reading the upstream's body at configured dotted paths: "no listing" detection here, the console filter too.
 
 /** Splits a dotted path once, at configuration time. */
 export function parsePath(path: string): string[] {
   return path.split('.').filter(Boolean);
+}
+
+/** The value at `steps` inside `value`, or undefined where the path leaves the objects. */
+export function readPath(value: unknown, steps: readonly string[]): unknown {
+  let node = value;
+  for (const step of steps) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[step];
+  }
+  return node;
 }
 
 /** True when the value at `path` in the JSON `body` is a non-empty array; false for anything else. */
@@ -14,9 +24,6 @@ export function hasListing(body: string, path: string | readonly string[]): bool
   } catch {
     return false;
   }
-  for (const step of steps) {
-    if (typeof value !== 'object' || value === null) return false;
-    value = (value as Record<string, unknown>)[step];
-  }
-  return Array.isArray(value) && value.length > 0;
+  const results = readPath(value, steps);
+  return Array.isArray(results) && results.length > 0;
 }

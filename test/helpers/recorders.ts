@@ -1,4 +1,7 @@
-// In-memory stand-ins for the logger and telemetry ports, so tests can read what was reported.
+// In-memory stand-ins for the logger and telemetry ports, so tests can read what was reported, and a
+// helper to read the GatewayError a call rejects with.
+import { expect } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
 import type { LogFields, Logger } from '../../src/observability/logger.js';
 import type { Telemetry } from '../../src/observability/telemetry.js';
 
@@ -26,4 +29,15 @@ export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][
     consoleRefused: () => {},
   };
   return { telemetry, events };
+}
+
+/** Awaits a promise expected to reject with a GatewayError, and returns that error. */
+export async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected a rejection');
 }

@@ -1,7 +1,7 @@
 // Unit tests of the upstream search client over a scripted fake UpstreamHttp, a real token manager and a fake clock.
 
 import { describe, expect, it } from 'vitest';
-import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
+import { captureLogger, recordingTelemetry, rejection } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
 import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
 import { createSearchClient } from '../../src/upstream/search-client.js';
@@ -59,15 +59,6 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
   return { client, tokens, time, tokenCalls, searchCalls, events, logs };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a rejection');
-}
 
 function expectNothingLeaked(err: GatewayError, logs: unknown): void {
   const text = JSON.stringify([err.message, logs]);

@@ -1,7 +1,7 @@
 // Unit tests of the upstream token manager, driven by a scripted fake UpstreamHttp and a fake clock.
 
 import { describe, expect, it } from 'vitest';
-import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
+import { captureLogger, recordingTelemetry, rejection } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
 import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
 import { createTokenManager, type TokenManagerOptions } from '../../src/upstream/token-manager.js';
@@ -72,15 +72,6 @@ function setup(handler: Handler, overrides: Partial<TokenManagerOptions> = {}) {
   return { tokens, calls, time, events, logs };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('createTokenManager', () => {
   it('fetches a token with the client-credentials grant at cold start', async () => {
