@@ -16,6 +16,11 @@ import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisC
 import type { UpstreamHttp } from './upstream/http.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
+import { inProcess, type RunInBackground } from './shared-state/background.js';
+import type { CounterStore } from './shared-state/counter-store.js';
+import type { LookupTier } from './shared-state/lookup-tier.js';
+import { createMemoryCounterStore } from './shared-state/memory-counter-store.js';
+import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
 export interface RuntimeDeps {
@@ -33,6 +38,15 @@ export interface RuntimeDeps {
   redis?: RateLimitRedisClient;
   /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
   syncHmac?: SyncHmac;
+  /**
+   * Shared state (DESIGN.md, "Shared state"): built by the runtime (Redis on Node with REDIS_URL, Durable
+   * Objects and the Cache API on Workers). Absent: per-process state, exactly the single-process gateway.
+   */
+  tokenStore?: TokenStore;
+  lookupTier?: LookupTier;
+  counters?: CounterStore;
+  /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
+  background?: RunInBackground;
 }
 
 export interface Services {
@@ -55,6 +69,9 @@ export interface Services {
   lookup: LookupService;
   /** The per-number cache behind `lookup`: purged by the admin route, sized by the metrics. */
   lookupCache: LookupCache;
+  /** Limits, quotas and budgets: shared by the deployment when the runtime provides a store, else this process's. */
+  counters: CounterStore;
+  background: RunInBackground;
 }
 
 export async function createServices(config: Config, runtime: RuntimeDeps): Promise<Services> {
@@ -124,5 +141,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     upstreamTokens,
     lookup: createLookupService({ cache: lookupCache, telemetry }),
     lookupCache,
+    counters: runtime.counters ?? createMemoryCounterStore({ clock }),
+    background: runtime.background ?? inProcess,
   };
 }

@@ -5,6 +5,7 @@ import type {
   CacheResult,
   ConsoleRefusal,
   RateLimitScope,
+  SharedStoreName,
   Telemetry,
   TokenRefreshReason,
   TokenRefreshResult,
@@ -20,6 +21,7 @@ export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorize
 export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
 export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
 export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
+export const SHARED_STORES: readonly SharedStoreName[] = ['token', 'lookup', 'counter'];
 export const CONSOLE_REFUSALS: readonly ConsoleRefusal[] = ['mobile', 'rate_limited', 'not_allowed'];
 /** Methods outside this set (any string a client sends) are counted as "other". */
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -160,6 +162,19 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     registers,
   });
 
+  const sharedStoreUp = new Gauge({
+    name: name('shared_store_up'),
+    help: 'Whether the shared store (Redis, Durable Object, Cache API) of each piece of state answers (1) or this process runs on its own state (0); 1 when none is configured.',
+    labelNames: ['store'] as const,
+    registers,
+  });
+  const sharedStoreFallbacks = new Counter({
+    name: name('shared_store_fallbacks_total'),
+    help: 'Operations that fell back to per-process state because their shared store failed, by store (token, lookup, counter).',
+    labelNames: ['store'] as const,
+    registers,
+  });
+
   // Every series of a closed set exists from the start at 0, so rate() and ratios work before the first event.
   for (const result of CACHE_RESULTS) cacheLookups.inc({ result }, 0);
   for (const endpoint of UPSTREAM_ENDPOINTS) {
@@ -169,6 +184,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   for (const result of TOKEN_REFRESH_RESULTS) for (const reason of TOKEN_REFRESH_REASONS) tokenRefreshes.inc({ result, reason }, 0);
   for (const scope of RATE_LIMIT_SCOPES) rateLimited.inc({ scope }, 0);
   for (const reason of CONSOLE_REFUSALS) consoleRefused.inc({ reason }, 0);
+  for (const store of SHARED_STORES) {
+    sharedStoreUp.set({ store }, 1);
+    sharedStoreFallbacks.inc({ store }, 0);
+  }
 
   // The label objects of a request are reused: the cache-hit path should not allocate one per request.
   const requestLabels = new Map<string, RequestLabels>();
@@ -202,6 +221,12 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
     consoleRefused(reason) {
       consoleRefused.inc({ reason });
+    },
+    sharedStore(store, up) {
+      sharedStoreUp.set({ store }, up ? 1 : 0);
+    },
+    sharedStoreFallback(store) {
+      sharedStoreFallbacks.inc({ store });
     },
   };
 

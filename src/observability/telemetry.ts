@@ -1,5 +1,6 @@
 // The events services report for metrics; a no-op by default so every service runs without a registry.
 // Every argument comes from a closed set: no number, address, token or secret can reach a label.
+import type { SharedStoreName } from '../shared-state/store-unavailable.js';
 
 export type UpstreamEndpoint = 'token' | 'search';
 export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed';
@@ -8,6 +9,7 @@ export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
 export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error';
 export type RateLimitScope = 'address' | 'total';
 export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
+export type { SharedStoreName };
 
 export interface Telemetry {
   upstreamCall(endpoint: UpstreamEndpoint, outcome: UpstreamOutcome, seconds: number): void;
@@ -15,6 +17,10 @@ export interface Telemetry {
   cacheLookup(result: CacheResult): void;
   rateLimited(scope: RateLimitScope): void;
   consoleRefused(reason: ConsoleRefusal): void;
+  /** A shared store (token, lookup tier, counters) answers (true) or not (false); called on transitions. */
+  sharedStore(store: SharedStoreName, up: boolean): void;
+  /** One operation fell back to per-process state because its shared store failed. */
+  sharedStoreFallback(store: SharedStoreName): void;
 }
 
 export const noopTelemetry: Telemetry = {
@@ -23,4 +29,6 @@ export const noopTelemetry: Telemetry = {
   cacheLookup() {},
   rateLimited() {},
   consoleRefused() {},
+  sharedStore() {},
+  sharedStoreFallback() {},
 };

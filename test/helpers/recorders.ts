@@ -27,6 +27,8 @@ export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][
     cacheLookup: () => {},
     rateLimited: () => {},
     consoleRefused: () => {},
+    sharedStore: () => {},
+    sharedStoreFallback: () => {},
   };
   return { telemetry, events };
 }

@@ -37,6 +37,8 @@ function setup(overrides: Partial<LookupCacheOptions> = {}) {
     cacheLookup: (result) => void results.push(result),
     rateLimited() {},
     consoleRefused() {},
+    sharedStore() {},
+    sharedStoreFallback() {},
   };
   const cache = createLookupCache({
     load,
