@@ -5,6 +5,7 @@ import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
 import { lookupHeaders, readWhat } from '../routes/contacts-search.js';
+import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
@@ -13,6 +14,9 @@ import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from '
 
 export const CONSOLE_PAGE_PATH = '/console';
 export const CONSOLE_SEARCH_PATH = '/console/v2/contacts/search';
+
+/** The console's searches are charged to this caller name (quotas, budget, usage). */
+export const CONSOLE_CALLER: LookupContext = { client: 'console' };
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -63,7 +67,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);
-    const result = await services.lookup.lookup(e164);
+    const result = await services.lookup.lookup(e164, CONSOLE_CALLER);
     note.cache = result.cache;
     const filtered = filterToProvider(result.body, {
       provider,

@@ -42,7 +42,7 @@ export interface CacheRead {
 
 export interface LookupCache {
   /** The answer for an E.164 number: cached, or loaded once however many callers ask at the same time. */
-  read(e164: string): Promise<CacheRead>;
+  read(e164: string, context?: LookupContext): Promise<CacheRead>;
   /** A fresh hit, synchronously, or undefined when answering would need the upstream or a stale entry. */
   readFresh(e164: string): CacheRead | undefined;
   /** Forgets one number (a load in flight still answers its callers but is not kept). */
@@ -56,14 +56,25 @@ export interface LookupCache {
   readonly maxBytes: number;
 }
 
+/** Who a lookup is for: a registered client id, or `console`. The cost guard charges an upstream call to it. */
+export interface LookupContext {
+  client: string;
+}
+
+/** The context of reads that name no caller (unit tests of the cache itself). */
+export const UNNAMED_CALLER: LookupContext = { client: 'gateway' };
+
 export interface LoadedAnswer {
   body: string;
   contentType: string;
 }
 
 export interface LookupCacheOptions {
-  /** Fetches a number from the upstream; rejects on any failure, which is never cached. */
-  load: (e164: string) => Promise<LoadedAnswer>;
+  /**
+   * Fetches a number from the upstream; rejects on any failure, which is never cached. `context` is the caller
+   * that started the load (joiners of a load in flight are not charged for it).
+   */
+  load: (e164: string, context: LookupContext) => Promise<LoadedAnswer>;
   clock: Clock;
   maxBytes: number;
   ttlSeconds: number;
@@ -111,7 +122,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     };
   }
 
-  const lru = new LRUCache<string, CachedAnswer>({
+  const lru = new LRUCache<string, CachedAnswer, LookupContext>({
     maxSize: maxBytes,
     sizeCalculation: (answer) => answer.size,
     // Retention only; replaced per entry below. Fresh/stale is decided by the answer's own timestamps.
@@ -124,29 +135,29 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     allowStaleOnFetchRejection: false,
     // A purge or an eviction during a load must not fail the callers waiting on it.
     ignoreFetchAbort: true,
-    fetchMethod: async (e164, _stale, { options: fetchOptions }) => {
-      const answer = toAnswer(e164, await load(e164), clock());
+    fetchMethod: async (e164, _stale, { options: fetchOptions, context }) => {
+      const answer = toAnswer(e164, await load(e164, context), clock());
       // Kept until the later of its two stale windows ends; 1 ms when nothing may be kept.
       fetchOptions.ttl = Math.max(1, Math.max(answer.revalidateUntil, answer.staleIfErrorUntil) - answer.storedAt);
       return answer;
     },
   });
 
-  function refreshInBackground(e164: string): void {
+  function refreshInBackground(e164: string, context: LookupContext): void {
     // Returns the stale value at once; joins a refresh already running instead of starting another.
-    lru.fetch(e164, { forceRefresh: true, allowStale: true }).catch(() => {});
+    lru.fetch(e164, { forceRefresh: true, allowStale: true, context }).catch(() => {});
   }
 
-  async function readSlow(e164: string, seen: CachedAnswer | undefined, now: number): Promise<CacheRead> {
+  async function readSlow(e164: string, seen: CachedAnswer | undefined, now: number, context: LookupContext): Promise<CacheRead> {
     const stale = seen !== undefined && now < Math.max(seen.revalidateUntil, seen.staleIfErrorUntil) ? seen : undefined;
     if (stale !== undefined && now < stale.revalidateUntil) {
-      refreshInBackground(e164);
+      refreshInBackground(e164, context);
       return { answer: stale, outcome: 'stale', collapsed: false, now };
     }
-    const status: LRUCache.Status<string, CachedAnswer> = {};
+    const status: LRUCache.Status<string, CachedAnswer, LookupContext> = {};
     try {
       // Any entry still held here is past its freshness: it must not be answered as if it were fresh.
-      const answer = await lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status });
+      const answer = await lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status, context });
       if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
       return { answer, outcome: stale ? 'revalidated' : 'miss', collapsed: status.fetch === 'inflight', now: clock() };
     } catch (err) {
@@ -159,11 +170,11 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   }
 
   return {
-    read(e164) {
+    read(e164, context = UNNAMED_CALLER) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
       if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, outcome: 'hit', collapsed: false, now });
-      return readSlow(e164, seen, now);
+      return readSlow(e164, seen, now, context);
     },
     readFresh(e164) {
       const now = clock();

@@ -2,7 +2,7 @@
 // through the per-number cache, with what the cache did said in `Cache-Status` (RFC 9211) and `Age`.
 import { GatewayError } from '../errors.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
-import type { CacheRead, LookupCache } from './lookup-cache.js';
+import type { CacheRead, LookupCache, LookupContext } from './lookup-cache.js';
 
 export interface LookupResult {
   /** The upstream's JSON, byte for byte. */
@@ -17,7 +17,8 @@ export interface LookupResult {
 }
 
 export interface LookupService {
-  lookup(e164: string): Promise<LookupResult>;
+  /** `context` names the caller, who is charged if this lookup calls the upstream. */
+  lookup(e164: string, context: LookupContext): Promise<LookupResult>;
   /** The answer when the cache holds a fresh one, synchronously (the hit path); otherwise undefined. */
   lookupFresh(e164: string): LookupResult | undefined;
 }
@@ -87,10 +88,10 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
   }
 
   return {
-    async lookup(e164) {
+    async lookup(e164, context) {
       let read: CacheRead;
       try {
-        read = await cache.read(e164);
+        read = await cache.read(e164, context);
       } catch (err) {
         telemetry.cacheLookup('miss');
         throw withCacheStatus(err);

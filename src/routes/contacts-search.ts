@@ -35,7 +35,7 @@ export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);
-    const result = await services.lookup.lookup(e164);
+    const result = await services.lookup.lookup(e164, { client: c.get('clientId') });
     note.cache = result.cache;
     return c.body(result.body, 200, lookupHeaders(result));
   });
