@@ -105,6 +105,8 @@ const schema = z.object({
     .optional()
     .refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
     .transform((v) => (v ? v : undefined)),
+  REDIS_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid'),
+  REDIS_TIMEOUT_MS: int(10, 10_000, 250),
   TRUST_PROXY_HOPS: int(0, 10, 0),
   CACHE_MAX_BYTES: int(1024, 16 * 1024 ** 3, 64 * 1024 ** 2),
   CACHE_TTL_SECONDS: int(0, 31_536_000, 86_400),
@@ -159,6 +161,8 @@ export interface Config {
   /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
   upstreamBody: { resultsPath: string; providerPath: string; totalPath: string };
   redisUrl: string | undefined;
+  /** Shared state in Redis (REDIS_URL): key prefix (several deployments can share one Redis) and command timeout. */
+  redis: { keyPrefix: string; timeoutMs: number };
   trustProxyHops: number;
   cache: {
     maxBytes: number;
@@ -240,6 +244,7 @@ export function parseConfig(env: EnvSource): Config {
     },
     upstreamBody: { resultsPath: e.UPSTREAM_RESULTS_PATH, providerPath: e.UPSTREAM_PROVIDER_PATH, totalPath: e.UPSTREAM_TOTAL_PATH },
     redisUrl: e.REDIS_URL,
+    redis: { keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
     trustProxyHops: e.TRUST_PROXY_HOPS,
     cache: {
       maxBytes: e.CACHE_MAX_BYTES,

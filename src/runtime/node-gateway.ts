@@ -63,7 +63,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const http = options.http ?? createNodeHttp();
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics(clock);
-  const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger) : undefined;
+  const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
   await redis?.ready(2000);
   const services = await createServices(config, {
     http,

@@ -11,7 +11,7 @@ export interface NodeRedis {
 }
 
 export interface NodeRedisOptions {
-  /** Fail a command that got no answer after this long (a Redis that accepts but hangs). Default 500. */
+  /** Fail a command that got no answer after this long (a Redis that accepts but hangs). Default 500; REDIS_TIMEOUT_MS. */
   commandTimeoutMs?: number;
   connectTimeoutMs?: number;
 }
