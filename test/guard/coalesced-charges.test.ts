@@ -8,6 +8,7 @@ import { noopTelemetry } from '../../src/observability/telemetry.js';
 import { inProcess } from '../../src/shared-state/background.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
 import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { guardConfig } from '../helpers/guard-config.js';
 import { rejection } from '../helpers/recorders.js';
 
 function setup() {
@@ -16,7 +17,7 @@ function setup() {
   // A store that answers after a few ms, like Redis: long enough for a second caller to join the load.
   const slow: CounterStore = { ...memory, consume: async (...args) => (await new Promise((r) => setTimeout(r, 20)), memory.consume(...args)) };
   const guard = createCostGuard({
-    config: { ratePerMinute: 600, quotaPerDay: undefined, quotas: new Map([['crm', 1], ['pbx', 5]]), budgetPerDay: undefined, maxConcurrency: 32, maxQueue: 256, cooldownSeconds: 30, breakerFailures: 5, breakerOpenSeconds: 10, onStoreError: 'memory' },
+    config: guardConfig({ quotas: new Map([['crm', 1], ['pbx', 5]]) }),
     timeoutMs: 1_000,
     clients: ['crm', 'pbx'],
     counters: memory,

@@ -9,20 +9,10 @@ import { noopTelemetry } from '../../src/observability/telemetry.js';
 import { inProcess } from '../../src/shared-state/background.js';
 import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
 import { UpstreamRateLimitedError } from '../../src/upstream/rate-limited.js';
+import { guardConfig } from '../helpers/guard-config.js';
 import { rejection } from '../helpers/recorders.js';
 
-const CONFIG: GuardConfig = {
-  ratePerMinute: 600,
-  quotaPerDay: undefined,
-  quotas: new Map(),
-  budgetPerDay: undefined,
-  maxConcurrency: 32,
-  maxQueue: 256,
-  cooldownSeconds: 30,
-  breakerFailures: 3,
-  breakerOpenSeconds: 10,
-  onStoreError: 'memory',
-};
+const CONFIG: GuardConfig = guardConfig({ breakerFailures: 3 });
 const ANSWER: LoadedAnswer = { body: '{"results":[]}', contentType: 'application/json' };
 const CRM = { client: 'crm' };
 
