@@ -4,12 +4,13 @@
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import { noopTelemetry, type Telemetry, type TokenRefreshReason, type UpstreamOutcome } from '../observability/telemetry.js';
+import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
-import type { ObtainedToken, TokenStore } from '../shared-state/token-store.js';
-import { UpstreamTransportError, type UpstreamHttp } from './http.js';
+import type { TokenStore } from '../shared-state/token-store.js';
+import type { UpstreamHttp } from './http.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
-import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
+import { createTokenEndpoint, RefreshFailure } from './token-endpoint.js';
+import type { ExpiresInUnit } from './token-response.js';
 
 export interface TokenStatus {
   hasToken: boolean;
@@ -71,17 +72,6 @@ interface Refresh {
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
 
-class RefreshFailure extends Error {
-  constructor(
-    readonly outcome: UpstreamOutcome,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'RefreshFailure';
-  }
-}
-
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
@@ -89,15 +79,15 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const logger = options.logger ?? silentLogger;
   const initialBackoffMs = options.backoff?.initialMs ?? 1_000;
   const maxBackoffMs = options.backoff?.maxMs ?? 60_000;
-  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}/token/login`;
   const refreshAheadMs = Math.max(0, options.refreshAheadSeconds * 1000);
+  const endpoint = createTokenEndpoint({ ...options, clock, telemetry });
   const storeTimeoutMs = options.storeTimeoutMs ?? 250;
   const storeWaitMs = options.storeWaitMs ?? options.timeoutMs;
   const shared: SharedTokenSource | null = options.store
     ? createSharedTokenSource({
         store: options.store,
         health: options.storeHealth ?? createStoreHealth({ store: 'token', kind: options.store.kind, logger, telemetry }),
-        ownObtain: login,
+        ownObtain: endpoint.login,
         storeTimeoutMs,
         waitMs: storeWaitMs,
       })
@@ -131,51 +121,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return usable(current, now) ? 'ahead' : 'expired';
   }
 
-  async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
-    const started = clock();
-    const record = (outcome: UpstreamOutcome): void => telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
-    let res;
-    try {
-      res = await options.http.request({
-        method: 'POST',
-        url: tokenUrl,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: options.clientId,
-          client_secret: options.clientSecret,
-        }).toString(),
-        timeoutMs: options.timeoutMs,
-      });
-    } catch (err) {
-      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      record(kind);
-      throw new RefreshFailure(kind, kind === 'timeout' ? 'token endpoint timed out' : 'token endpoint unreachable');
-    }
-    if (res.status !== 200) {
-      const outcome = statusOutcome(res.status);
-      record(outcome);
-      throw new RefreshFailure(outcome, `token endpoint answered ${res.status}`, res.status);
-    }
-    try {
-      const parsed = parseTokenResponse(res.body, options.expiresInUnit);
-      record('ok');
-      return parsed;
-    } catch (err) {
-      record('malformed');
-      throw new RefreshFailure('malformed', err instanceof Error ? err.message : 'malformed token response', res.status);
-    }
-  }
-
-  /** This process's own login, as the token store's port takes it. */
-  async function login(): Promise<ObtainedToken> {
-    // Lifetime counts from when we asked, not when the answer arrived: the upstream's clock
-    // started no later than that.
-    const obtainedAt = clock();
-    const { accessToken, lifetimeMs } = await fetchToken();
-    return { token: accessToken, obtainedAt, expiresAt: obtainedAt + lifetimeMs };
-  }
-
   function hold(token: SourcedToken): HeldToken {
     const lifetimeMs = token.expiresAt - token.obtainedAt;
     return {
@@ -204,7 +149,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const mine = ++attempts;
     const promise = (async (): Promise<HeldToken> => {
       try {
-        const held = shared ? await obtainShared(shared, now) : hold({ ...(await login()), generation: null });
+        const held = shared ? await obtainShared(shared, now) : hold({ ...(await endpoint.login()), generation: null });
         const { expiresAt, lifetimeMs, generation } = held;
         if (mine === attempts) {
           current = held;
@@ -310,10 +255,4 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       };
     },
   };
-}
-
-function statusOutcome(status: number): UpstreamOutcome {
-  if (status === 401 || status === 403) return 'unauthorized';
-  if (status >= 400 && status < 500) return 'client_error';
-  return 'server_error';
 }
