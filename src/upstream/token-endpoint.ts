@@ -18,13 +18,18 @@ export class RefreshFailure extends Error {
   }
 }
 
-export interface TokenEndpointOptions {
+/** Where and as whom the gateway logs in. */
+export interface TokenEndpointConfig {
   http: UpstreamHttp;
   authUrl: string;
   clientId: string;
   clientSecret: string;
+  /** The login's own timeout. */
   timeoutMs: number;
   expiresInUnit: ExpiresInUnit;
+}
+
+export interface TokenEndpointOptions extends TokenEndpointConfig {
   clock: Clock;
   telemetry: Telemetry;
 }

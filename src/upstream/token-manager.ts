@@ -7,10 +7,8 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 import type { TokenStore } from '../shared-state/token-store.js';
-import type { UpstreamHttp } from './http.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
-import { createTokenEndpoint, RefreshFailure } from './token-endpoint.js';
-import type { ExpiresInUnit } from './token-response.js';
+import { createTokenEndpoint, RefreshFailure, type TokenEndpointConfig } from './token-endpoint.js';
 
 export interface TokenStatus {
   hasToken: boolean;
@@ -29,13 +27,7 @@ export interface TokenManager {
   status(): TokenStatus;
 }
 
-export interface TokenManagerOptions {
-  http: UpstreamHttp;
-  authUrl: string;
-  clientId: string;
-  clientSecret: string;
-  timeoutMs: number;
-  expiresInUnit: ExpiresInUnit;
+export interface TokenManagerOptions extends TokenEndpointConfig {
   refreshAheadSeconds: number;
   backoff?: { initialMs: number; maxMs: number };
   clock?: Clock;
