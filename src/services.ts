@@ -15,7 +15,6 @@ import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize
 import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/console-limiter.js';
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
-import { createStoreHealth } from './shared-state/store-health.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -23,6 +22,7 @@ import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory-counter-store.js';
+import { createStoreHealth } from './shared-state/store-health.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -94,6 +94,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     telemetry,
     logger,
+    store: runtime.tokenStore,
+    storeHealth: runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
+    storeTimeoutMs: config.redis.timeoutMs,
   });
   const search = createSearchClient({
     http,

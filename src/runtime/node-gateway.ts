@@ -21,6 +21,7 @@ import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
 import { createRedisCounterStore } from './redis-counter-store.js';
+import { createRedisTokenStore } from './redis-token-store.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
@@ -76,6 +77,19 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     // Limits, quotas and the budget hold for every replica sharing this Redis.
     counters: redis ? createRedisCounterStore({ client: redis.client, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock }) : undefined,
+    tokenStore:
+      redis && config.upstream && config.gatewayTokens.secret
+        ? createRedisTokenStore({
+            client: redis.client,
+            keyPrefix: config.redis.keyPrefix,
+            clientId: config.upstream.clientId,
+            secret: config.gatewayTokens.secret,
+            timeoutMs: config.redis.timeoutMs,
+            // The holder's login may take the upstream timeout; publishing it one more Redis command.
+            leaseMs: config.upstream.timeoutMs + 2 * config.redis.timeoutMs,
+            clock,
+          })
+        : undefined,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
   });
   metrics.watch(metricSourcesOf(services));

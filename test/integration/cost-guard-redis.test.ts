@@ -1,10 +1,9 @@
 // Quotas and the budget shared by two gateways through a real Redis (a unique REDIS_KEY_PREFIX each test),
 // counted at one simulator both gateways call; and QUOTA_ON_STORE_ERROR when the Redis goes away.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/free-port.js';
 import { missNumber, problemType, usageOf } from '../helpers/guard-stack.js';
+import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -66,19 +65,11 @@ describe.skipIf(!sharedRedis)('quotas and budget shared through Redis (127.0.0.1
   });
 });
 
-/** A Redis of our own on a free port, so the test can take it away. */
-async function ownRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  cleanups.push(stop);
-  return { url: `redis://127.0.0.1:${port}`, stop };
+/** A Redis of this test's own, stopped after the test whatever happens. */
+async function ownRedis(): Promise<OwnRedis> {
+  const redis = await startOwnRedis();
+  cleanups.push(() => redis.stop());
+  return redis;
 }
 
 describe.skipIf(!redisServer)('QUOTA_ON_STORE_ERROR when Redis goes away', () => {
