@@ -85,7 +85,13 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   const cooldown = createCooldown({ defaultMs: config.cooldownSeconds * 1000, clock, onStart: () => telemetry.upstreamCooldown() });
   const breaker = createCircuitBreaker({ failures: config.breakerFailures, openMs: config.breakerOpenSeconds * 1000, clock, onOpen: () => telemetry.breakerOpened() });
   const bulkhead = createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock });
-  const searchesKey = (client: string, now: number) => `searches:${client}:${utcDay(now)}`;
+  // The day's name is formatted once a day, not once per search (the hit path counts every hit).
+  let day = { name: '', until: 0 };
+  const dayOf = (now: number): string => {
+    if (now >= day.until || now < day.until - 86_400_000) day = { name: utcDay(now), until: nextUtcMidnight(now) };
+    return day.name;
+  };
+  const searchesKey = (client: string, now: number) => `searches:${client}:${dayOf(now)}`;
 
   async function callerUsage(id: string): Promise<CallerUsage> {
     const key = searchesKey(id, clock());
@@ -106,7 +112,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       if (label === undefined) return;
       telemetry.clientSearch(label, result);
       const now = clock();
-      local.add(searchesKey(label, now), 1, nextUtcMidnight(now));
+      local.add(searchesKey(label, now), 1, day.until);
     },
     othersFailure: (err, context) => err instanceof QuotaExhaustedError && err.client !== context.client,
     async usage() {

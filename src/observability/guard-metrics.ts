@@ -122,10 +122,19 @@ export function createGuardMetrics(registry: Registry, name: (n: string) => stri
   });
   opens.inc(0);
   cooldowns.inc(0);
+  // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
+  // registered clients times the results.
+  const searchChildren = new Map<string, { inc(): void }>();
 
   return {
     clientSearch(client, result) {
-      searches.inc({ client, result });
+      const key = `${client} ${result}`;
+      let child = searchChildren.get(key);
+      if (child === undefined) {
+        child = searches.labels({ client, result });
+        searchChildren.set(key, child);
+      }
+      child.inc();
     },
     clientUpstreamCall(client) {
       upstreamCalls.inc({ client });
