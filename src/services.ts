@@ -12,7 +12,9 @@ import { createRequestRecorder, type RequestRecorder } from './observability/req
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
-import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisClient } from './rate-limit/console-limiter.js';
+import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/console-limiter.js';
+import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
+import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -35,8 +37,6 @@ export interface RuntimeDeps {
   peerAddress: (c: Context) => string | undefined;
   /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
   requestTarget?: (c: Context) => string | undefined;
-  /** A connected ioredis client when REDIS_URL is set (Node only): the console's limits are shared through it. */
-  redis?: RateLimitRedisClient;
   /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
   syncHmac?: SyncHmac;
   /**
@@ -72,6 +72,8 @@ export interface Services {
   lookupCache: LookupCache;
   /** Limits, quotas and budgets: shared by the deployment when the runtime provides a store, else this process's. */
   counters: CounterStore;
+  /** The cost guard of the paid upstream: client rates, quotas, budget, concurrency, 429 cooldown, breaker. */
+  guard: CostGuard;
   background: RunInBackground;
 }
 
@@ -105,8 +107,26 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     logger,
   });
+  const background = runtime.background ?? inProcess;
+  const counters = runtime.counters ?? createMemoryCounterStore({ clock });
+  // One health per shared store, shared by its users: one log line and one metric move per transition.
+  const counterHealth = runtime.counters ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry }) : undefined;
+  const countersWhenDown = (mode: CounterStoreErrorMode) =>
+    counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters;
+  const guard = createCostGuard({
+    config: config.guard,
+    timeoutMs: upstream.timeoutMs,
+    clients: [...config.clients.keys()],
+    // Rates and search counts are counted here first anyway: while the store is down they stay per process.
+    counters: countersWhenDown('memory'),
+    quotaCounters: countersWhenDown(config.guard.onStoreError),
+    clock,
+    telemetry,
+    background,
+  });
   const lookupCache = createLookupCache({
-    load: (e164) => search.search(e164),
+    // Runs only for a real upstream call (not for hits, stale answers or joiners): the one place to charge it.
+    load: guard.guardLoad((e164, deadline) => search.search(e164, { deadline })),
     clock,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
@@ -128,7 +148,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     requestTarget: runtime.requestTarget,
     consoleLimiter: createConsoleRateLimiter({
       ...config.console.rate,
-      redis: runtime.redis,
+      counters,
+      health: counterHealth,
       logger,
       telemetry,
       clock,
@@ -143,9 +164,10 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     }),
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ cache: lookupCache, telemetry }),
+    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure }),
     lookupCache,
-    counters: runtime.counters ?? createMemoryCounterStore({ clock }),
-    background: runtime.background ?? inProcess,
+    counters,
+    guard,
+    background,
   };
 }

@@ -7,6 +7,7 @@ import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-lim
 import { lookupHeaders, readWhat } from '../routes/contacts-search.js';
 import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
+import { consoleSearchAccounting } from '../guard/search-guard.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
 import { filterToProvider } from './provider-filter.js';
@@ -37,7 +38,7 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
   [STYLE_PATH, 'asset'],
 ]);
 
-export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter'>;
+export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard'>;
 
 export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -63,7 +64,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   app.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
 
-  app.get(CONSOLE_SEARCH_PATH, async (c) => {
+  app.get(CONSOLE_SEARCH_PATH, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

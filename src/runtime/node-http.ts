@@ -29,7 +29,13 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
         });
         const body = await res.body.text();
         const type = res.headers['content-type'];
-        return { status: res.statusCode, contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null), body };
+        const retryAfter = res.headers['retry-after'];
+        return {
+          status: res.statusCode,
+          contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null),
+          body,
+          retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
+        };
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {

@@ -23,6 +23,10 @@ export interface SimulatorFaults {
   revokeTokensAfterMs: number | null;
   /** The token endpoint answers 200 without an `access_token`. */
   malformedToken: boolean;
+  /** Share (0..1) of searches answering 429 Too Many Requests (checked before errors and hangs). */
+  rateLimitRate: number;
+  /** The `Retry-After` value those 429s carry (seconds or an HTTP-date); null: none. */
+  rateLimitRetryAfter: string | null;
 }
 
 export interface SimulatorOptions extends Partial<SimulatorFaults> {
@@ -44,6 +48,11 @@ export interface SimulatorStats {
   searchByNumber: Record<string, number>;
   /** Raw Authorization header values the search endpoint received (absent headers are not listed). */
   authorizationsSeen: string[];
+  /** Search calls being answered right now, and the most there ever were at once (since the last reset). */
+  searchesInFlight: number;
+  maxSearchesInFlight: number;
+  /** Search calls answered 429. */
+  rateLimitedCalls: number;
 }
 
 export interface SimulatorControls {
@@ -70,6 +79,8 @@ const DEFAULT_FAULTS: SimulatorFaults = {
   tokenLifetimeSeconds: 90000,
   revokeTokensAfterMs: null,
   malformedToken: false,
+  rateLimitRate: 0,
+  rateLimitRetryAfter: null,
 };
 
 const INTERNAL_ERROR = { error: 'internal_error', message: 'Internal error, please contact support' } as const;
@@ -120,12 +131,17 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let searchCalls = 0;
   let searchByNumber = new Map<string, number>();
   let authorizationsSeen: string[] = [];
+  let searchesInFlight = 0;
+  let maxSearchesInFlight = 0;
+  let rateLimitedCalls = 0;
 
   function setFaults(partial: Partial<SimulatorFaults>): void {
     const next = { ...faults };
     for (const key of Object.keys(DEFAULT_FAULTS) as (keyof SimulatorFaults)[]) {
       if (partial[key] !== undefined) (next as Record<string, unknown>)[key] = partial[key];
     }
+    // null is a value here (no Retry-After), not "leave as is".
+    if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null) next.rateLimitRetryAfter = null;
     faults = next;
   }
 
@@ -186,6 +202,16 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   app.get('/v2/contacts/search', async function searchContacts(c) {
     searchCalls++;
+    searchesInFlight++;
+    maxSearchesInFlight = Math.max(maxSearchesInFlight, searchesInFlight);
+    try {
+      return await answerSearch(c);
+    } finally {
+      searchesInFlight--;
+    }
+  });
+
+  async function answerSearch(c: Context): Promise<Response> {
     const what = c.req.query('what');
     if (what !== undefined) searchByNumber.set(what, (searchByNumber.get(what) ?? 0) + 1);
     const authorization = c.req.header('authorization');
@@ -199,6 +225,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     if (!isUsable(tokens.get(match[1]), clock())) return unauthorized(c, true);
     if (!what) return c.json({ error: 'invalid_request', message: 'query parameter what is required' }, 400);
 
+    if (happens(faults.rateLimitRate)) {
+      rateLimitedCalls++;
+      if (faults.rateLimitRetryAfter !== null) c.header('Retry-After', faults.rateLimitRetryAfter);
+      return c.json({ error: 'too_many_requests', message: 'Too many requests' }, 429);
+    }
     if (happens(faults.hangRate)) {
       // Held open until the client gives up; the cap only bounds clients that never do.
       await sleep(hangCapMs, signal);
@@ -208,7 +239,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
     const results = index.lookup(toE164(what));
     return c.json({ query: { what }, total: results.length, results }, 200);
-  });
+  }
 
   app.notFound((c) => c.json({ error: 'not_found' }, 404));
   app.onError((_err, c) => c.json(INTERNAL_ERROR, 500));
@@ -222,12 +253,17 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchCalls,
       searchByNumber: Object.fromEntries(searchByNumber),
       authorizationsSeen: [...authorizationsSeen],
+      searchesInFlight,
+      maxSearchesInFlight,
+      rateLimitedCalls,
     }),
     resetStats: () => {
       tokenCalls = 0;
       searchCalls = 0;
       searchByNumber = new Map();
       authorizationsSeen = [];
+      maxSearchesInFlight = searchesInFlight;
+      rateLimitedCalls = 0;
     },
   };
 

@@ -14,6 +14,8 @@ export interface UpstreamResponse {
   status: number;
   contentType: string | null;
   body: string;
+  /** The `Retry-After` header, where the runtime's client reads it (a 429 is honoured by it). */
+  retryAfter?: string | null;
 }
 
 export interface UpstreamHttp {
@@ -47,7 +49,7 @@ export function createFetchHttp(fetchFn: typeof fetch): UpstreamHttp {
           redirect: 'manual',
         });
         const body = await res.text();
-        return { status: res.status, contentType: res.headers.get('content-type'), body };
+        return { status: res.status, contentType: res.headers.get('content-type'), body, retryAfter: res.headers.get('retry-after') };
       } catch (err) {
         if (signal.aborted) {
           throw new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err });

@@ -1,7 +1,7 @@
 // Unit tests of the lookup cache and service: a scripted upstream loader and a fake clock drive every window.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import type { CacheResult, Telemetry } from '../../src/observability/telemetry.js';
+import { noopTelemetry, type CacheResult, type Telemetry } from '../../src/observability/telemetry.js';
 import { createLookupCache, UNNAMED_CALLER, type LoadedAnswer, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
 import { createLookupService } from '../../src/lookup/lookup-service.js';
 
@@ -32,13 +32,8 @@ function setup(overrides: Partial<LookupCacheOptions> = {}) {
   };
   const results: CacheResult[] = [];
   const telemetry: Telemetry = {
-    upstreamCall() {},
-    tokenRefresh() {},
+    ...noopTelemetry,
     cacheLookup: (result) => void results.push(result),
-    rateLimited() {},
-    consoleRefused() {},
-    sharedStore() {},
-    sharedStoreFallback() {},
   };
   const cache = createLookupCache({
     load,
