@@ -47,6 +47,8 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
+  /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
+  onRequest?: RequestRecorder | undefined;
 }
 
 export interface Services {
@@ -119,7 +121,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     metrics: runtime.metrics,
     numberHasher,
-    recordRequest: createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }),
+    recordRequest: withRequestHook(createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }), runtime.onRequest),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     consoleLimiter: createConsoleRateLimiter({
@@ -143,5 +145,13 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     lookupCache,
     counters: runtime.counters ?? createMemoryCounterStore({ clock }),
     background: runtime.background ?? inProcess,
+  };
+}
+
+function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {
+  if (!hook) return record;
+  return function recordRequest(r) {
+    record(r);
+    hook(r);
   };
 }
