@@ -10,4 +10,6 @@ declare module 'cloudflare:workers' {
   }
   /** Extends the current request's lifetime until `promise` settles (the request in whose context it is called). */
   export function waitUntil(promise: Promise<unknown>): void;
+  /** The Worker's bindings, importable outside a handler (the tests in workerd use it). */
+  export const env: Record<string, unknown>;
 }
