@@ -21,6 +21,9 @@ export interface CacheApiTierOptions {
   clock: Clock;
 }
 
+/** Cache-Tag of every entry, for Cloudflare's zone purge by tag (the only purge of everything that reaches them). */
+export const LOOKUP_CACHE_TAG = 'callerid-gateway-lookup';
+
 /** Path of every entry; the version lets two releases side by side ignore each other's entries. */
 const PATH = `/__callerid-gateway/lookup/v${TIER_ENTRY_VERSION}/`;
 
@@ -72,7 +75,10 @@ export function createCacheApiTier(options: CacheApiTierOptions): LookupTier & {
         const body = JSON.stringify(entry);
         await cache.put(
           requestFor(key),
-          new Response(body, { headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${keepSeconds}` } }),
+          new Response(body, {
+            // The tag lets an operator purge every lookup in every data centre through Cloudflare's purge by tag.
+            headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${keepSeconds}`, 'cache-tag': LOOKUP_CACHE_TAG },
+          }),
         );
       }),
     delete: (key) =>
