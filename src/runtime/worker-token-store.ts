@@ -1,7 +1,7 @@
 // The token-store port on Workers: every isolate asks the one upstream-token Durable Object of its client id,
 // which logs in on its own side (it holds the credentials), so `obtain` is never called here.
 import type { TokenStore } from '../shared-state/token-store.js';
-import { TokenRequestError } from '../upstream/token-request.js';
+import { RefreshFailure } from '../upstream/token-endpoint.js';
 import { callDurableObject } from './durable-object-call.js';
 import type { UpstreamTokenObjectRpc } from './durable-objects/upstream-token.js';
 import type { DurableObjectNamespace } from './workers-bindings.js';
@@ -28,7 +28,7 @@ export function createWorkerTokenStore(options: WorkerTokenStoreOptions): TokenS
       const result = await callDurableObject('token', timeoutMs + options.upstreamTimeoutMs, () =>
         object().refresh(clientId, { newerThan: wanted.newerThan, validForMs: wanted.validForMs }),
       );
-      if (!result.ok) throw new TokenRequestError(result.outcome, result.message, result.status ?? undefined);
+      if (!result.ok) throw new RefreshFailure(result.outcome, result.message, result.status ?? undefined);
       return result.token;
     },
     dropIfCurrent: (generation) => callDurableObject('token', timeoutMs, () => object().dropIfCurrent(clientId, generation)),

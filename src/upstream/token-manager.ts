@@ -3,11 +3,9 @@
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
-import type { UpstreamHttp } from './http.js';
-// One login's request code, shared with the Workers token Durable Object.
-import { requestUpstreamToken, TokenRequestError as RefreshFailure } from './token-request.js';
-import type { ExpiresInUnit } from './token-response.js';
+import { noopTelemetry, type Telemetry, type TokenRefreshReason, type UpstreamOutcome } from '../observability/telemetry.js';
+import { UpstreamTransportError, type UpstreamHttp } from './http.js';
+import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
 
 export interface TokenStatus {
   hasToken: boolean;
@@ -58,6 +56,17 @@ interface Refresh {
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
 
+class RefreshFailure extends Error {
+  constructor(
+    readonly outcome: UpstreamOutcome,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'RefreshFailure';
+  }
+}
+
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
@@ -65,6 +74,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const logger = options.logger ?? silentLogger;
   const initialBackoffMs = options.backoff?.initialMs ?? 1_000;
   const maxBackoffMs = options.backoff?.maxMs ?? 60_000;
+  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}/token/login`;
   const refreshAheadMs = Math.max(0, options.refreshAheadSeconds * 1000);
   // A refresh that never settles (e.g. its I/O was cancelled with the request that started it, as
   // Workers may do) must not block every later caller: after this long it is abandoned.
@@ -92,8 +102,40 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return usable(current, now) ? 'ahead' : 'expired';
   }
 
-  function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
-    return requestUpstreamToken({ ...options, clock, telemetry });
+  async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
+    const started = clock();
+    const record = (outcome: UpstreamOutcome): void => telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
+    let res;
+    try {
+      res = await options.http.request({
+        method: 'POST',
+        url: tokenUrl,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: options.clientId,
+          client_secret: options.clientSecret,
+        }).toString(),
+        timeoutMs: options.timeoutMs,
+      });
+    } catch (err) {
+      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+      record(kind);
+      throw new RefreshFailure(kind, kind === 'timeout' ? 'token endpoint timed out' : 'token endpoint unreachable');
+    }
+    if (res.status !== 200) {
+      const outcome = statusOutcome(res.status);
+      record(outcome);
+      throw new RefreshFailure(outcome, `token endpoint answered ${res.status}`, res.status);
+    }
+    try {
+      const parsed = parseTokenResponse(res.body, options.expiresInUnit);
+      record('ok');
+      return parsed;
+    } catch (err) {
+      record('malformed');
+      throw new RefreshFailure('malformed', err instanceof Error ? err.message : 'malformed token response', res.status);
+    }
   }
 
   function startRefresh(reason: TokenRefreshReason, now: number): Refresh {
@@ -205,4 +247,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       };
     },
   };
+}
+
+function statusOutcome(status: number): UpstreamOutcome {
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status >= 400 && status < 500) return 'client_error';
+  return 'server_error';
 }

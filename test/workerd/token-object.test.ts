@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createWorkerTokenStore } from '../../src/runtime/worker-token-store.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
 import type { TokenStore } from '../../src/shared-state/token-store.js';
-import { TokenRequestError } from '../../src/upstream/token-request.js';
+import { RefreshFailure } from '../../src/upstream/token-endpoint.js';
 import type { DurableObjectNamespace } from '../../src/runtime/workers-bindings.js';
 import type { UpstreamTokenObjectRpc } from '../../src/runtime/durable-objects/upstream-token.js';
 import { simulator, tokenObjects, UPSTREAM_CLIENT_ID } from './control.js';
@@ -69,10 +69,10 @@ describe('upstream token Durable Object', () => {
   it("passes the upstream's refusal on as a login failure, and answers retries with it during the back-off", async () => {
     await simulator.faults({ tokenErrorRate: 1 });
     const err = await store().refresh(obtain, ANY).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(TokenRequestError);
-    expect((err as TokenRequestError).outcome).toBe('server_error');
-    expect((err as TokenRequestError).status).toBe(500);
-    await expect(store().refresh(obtain, ANY)).rejects.toBeInstanceOf(TokenRequestError);
+    expect(err).toBeInstanceOf(RefreshFailure);
+    expect((err as RefreshFailure).outcome).toBe('server_error');
+    expect((err as RefreshFailure).status).toBe(500);
+    await expect(store().refresh(obtain, ANY)).rejects.toBeInstanceOf(RefreshFailure);
     expect((await simulator.stats()).tokenCalls).toBe(1);
   });
 

@@ -3,9 +3,8 @@
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../observability/logger.js';
 import type { UpstreamOutcome } from '../../observability/telemetry.js';
-import type { SharedToken } from '../../shared-state/token-store.js';
-import type { ParsedTokenResponse } from '../../upstream/token-response.js';
-import { TokenRequestError } from '../../upstream/token-request.js';
+import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
+import { RefreshFailure } from '../../upstream/token-endpoint.js';
 import type { DurableObjectStorage } from '../workers-bindings.js';
 
 /** What a refresh asks for (the port's options without the wait, which the isolate's timeout covers). */
@@ -38,8 +37,8 @@ interface StoredState {
 
 export interface TokenKeeperOptions {
   storage: DurableObjectStorage;
-  /** One login at the upstream (the token manager's own request code). */
-  login: () => Promise<ParsedTokenResponse>;
+  /** One login at the upstream (the token manager's own endpoint code). */
+  login: () => Promise<ObtainedToken>;
   clock: Clock;
   logger: Logger;
   /** After a failed login, callers get that failure back without a new login for this long, doubling to `maxMs`. */
@@ -71,11 +70,10 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
     token !== null && (wanted.newerThan === null || token.generation > wanted.newerThan) && token.expiresAt - clock() >= wanted.validForMs;
 
   async function loginAndPublish(): Promise<TokenRefreshResult> {
-    const obtainedAt = clock();
     try {
-      const { accessToken, lifetimeMs } = await login();
+      const obtained = await login();
       const current = await load();
-      const token: SharedToken = { token: accessToken, expiresAt: obtainedAt + lifetimeMs, obtainedAt, generation: current.generation + 1 };
+      const token: SharedToken = { ...obtained, generation: current.generation + 1 };
       // Persisted before anyone gets it: an evicted or restarted object answers with it instead of logging in again.
       state = { v: STATE_VERSION, generation: token.generation, token };
       await storage.put(STATE_KEY, state);
@@ -85,7 +83,7 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
       return { ok: true, token };
     } catch (err) {
       failures += 1;
-      const failure = err instanceof TokenRequestError ? err : new TokenRequestError('network', 'token login failed');
+      const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token login failed');
       const retryAt = clock() + Math.min(maxBackoffMs, initialBackoffMs * 2 ** (failures - 1));
       lastFailure = { ok: false, outcome: failure.outcome, message: failure.message, status: failure.status ?? null, retryAt };
       logger.warn({ event: 'upstream_token_login_failed', kind: failure.outcome, status: failure.status ?? null, consecutiveFailures: failures, retryAt: new Date(retryAt).toISOString() }, 'upstream token login failed');

@@ -5,7 +5,7 @@ import { systemClock } from '../../clock.js';
 import type { SharedToken } from '../../shared-state/token-store.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
 import { createFetchHttp } from '../../upstream/http.js';
-import { requestUpstreamToken } from '../../upstream/token-request.js';
+import { createTokenEndpoint } from '../../upstream/token-endpoint.js';
 import { createConsoleLogger } from '../worker-logger.js';
 import { readWorkerSettings } from '../worker-settings.js';
 import type { DurableObjectState } from '../workers-bindings.js';
@@ -34,13 +34,9 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
       const { upstream } = config;
       this.clientId = upstream.clientId;
       const http = createFetchHttp((input, init) => fetch(input, init));
-      this.keeper = createTokenKeeper({
-        storage: this.ctx.storage,
-        clock: systemClock,
-        logger: createConsoleLogger(config.log.level),
-        login: () =>
-          requestUpstreamToken({ http, ...upstream, clock: systemClock, telemetry: noopTelemetry }),
-      });
+      // The same login code as the token manager's; its metrics are the isolates' (the object has no registry).
+      const endpoint = createTokenEndpoint({ http, ...upstream, clock: systemClock, telemetry: noopTelemetry });
+      this.keeper = createTokenKeeper({ storage: this.ctx.storage, clock: systemClock, logger: createConsoleLogger(config.log.level), login: endpoint.login });
     }
     // The instance is named by the client id: a caller configured with another id must not get this one's token.
     if (clientId !== this.clientId) throw new Error('this token object holds another upstream client id');
