@@ -38,6 +38,16 @@ describe('two isolates of one Worker deployment', () => {
     expect((await simulator.stats()).tokenCalls).toBe(1);
   });
 
+  it('make one login attempt while the token endpoint fails, and neither logs in on its own', async () => {
+    const [a, b] = [await isolate(), await isolate()];
+    const [ta, tb] = [await a.login(), await b.login()];
+    await simulator.faults({ tokenErrorRate: 1 });
+    const answers = await Promise.all([a.search(NUMBERS[0]!, ta), b.search(NUMBERS[1]!, tb), a.search(NUMBERS[2]!, ta), b.search(NUMBERS[3]!, tb)]);
+    expect(answers.map((r) => r.status)).toEqual([503, 503, 503, 503]);
+    // The object's back-off answers the others with the same failure: the failing endpoint is asked once.
+    expect((await simulator.stats()).tokenCalls).toBe(1);
+  });
+
   it('count the console total limit once across both', async () => {
     const limits = { CONSOLE_RATE_TOTAL: '3', CONSOLE_RATE_PER_ADDRESS: '100' };
     const [a, b] = [await isolate(limits), await isolate(limits)];
