@@ -91,6 +91,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     timeoutMs: upstream.timeoutMs,
     expiresInUnit: upstream.expiresInUnit,
     refreshAheadSeconds: upstream.refreshAheadSeconds,
+    background: runtime.background,
     clock,
     telemetry,
     logger,
@@ -110,6 +111,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const lookupCache = createLookupCache({
     load: (e164) => search.search(e164),
     clock,
+    background: runtime.background,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,

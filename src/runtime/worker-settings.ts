@@ -59,7 +59,14 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
   }
   return {
-    config: { ...config, upstream: config.upstream, metrics: { ...config.metrics, port: 0 } },
+    // The shared stores' deadline (REDIS_TIMEOUT_MS on Node) is the Durable Object one here: a round trip to an
+    // object in another region takes far longer than one to a Redis beside the replicas.
+    config: {
+      ...config,
+      upstream: config.upstream,
+      metrics: { ...config.metrics, port: 0 },
+      redis: { ...config.redis, timeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS },
+    },
     durableObjectTimeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS,
     lookupCacheHost: parsed.data.LOOKUP_CACHE_HOST,
     lookupCacheApi: parsed.data.LOOKUP_CACHE_API === 'on',
