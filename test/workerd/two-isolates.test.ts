@@ -77,6 +77,18 @@ describe('two isolates of one Worker deployment', () => {
     expect(await upstreamCallsFor('+442079460003')).toBe(1);
   });
 
+  it('purge a number from the Cache API of this data centre and say that this is the reach', async () => {
+    const [a, b] = [await isolate(), await isolate()];
+    const ta = await a.login();
+    expect((await a.search(NUMBERS[1]!, ta)).status).toBe(200);
+    const { res } = await a.request(`/admin/cache/${encodeURIComponent(NUMBERS[1]!)}`, { method: 'DELETE', headers: { authorization: `Bearer ${ta}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ number: '+442079460002', purged: 1, reach: 'data-centre' });
+    const again = await b.search(NUMBERS[1]!, await b.login());
+    expect(again.headers.get('cache-status')).toContain('fwd=miss');
+    expect(await upstreamCallsFor('+442079460002')).toBe(2);
+  });
+
   it('finish a stale-while-revalidate refresh after its response, kept alive by ctx.waitUntil', async () => {
     const a = await isolate({ CACHE_TTL_SECONDS: '1', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '60' });
     const token = await a.login();
