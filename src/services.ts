@@ -48,6 +48,8 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
+  /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
+  onRequest?: RequestRecorder | undefined;
 }
 
 export interface Services {
@@ -91,6 +93,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     timeoutMs: upstream.timeoutMs,
     expiresInUnit: upstream.expiresInUnit,
     refreshAheadSeconds: upstream.refreshAheadSeconds,
+    background: runtime.background,
     clock,
     telemetry,
     logger,
@@ -128,6 +131,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // Runs only for a real upstream call (not for hits, stale answers or joiners): the one place to charge it.
     load: guard.guardLoad((e164, deadline) => search.search(e164, { deadline })),
     clock,
+    background: runtime.background,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
@@ -143,7 +147,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     metrics: runtime.metrics,
     numberHasher,
-    recordRequest: createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }),
+    recordRequest: withRequestHook(createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }), runtime.onRequest),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     consoleLimiter: createConsoleRateLimiter({
@@ -169,5 +173,13 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     counters,
     guard,
     background,
+  };
+}
+
+function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {
+  if (!hook) return record;
+  return function recordRequest(r) {
+    record(r);
+    hook(r);
   };
 }

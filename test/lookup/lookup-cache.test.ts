@@ -167,6 +167,24 @@ describe('lookup cache', () => {
     expect(t.results).toEqual(['miss', 'stale', 'stale', 'stale', 'hit']);
   });
 
+  it('hands a stale-while-revalidate refresh to the background hook, settling only when the refresh does', async () => {
+    const handed: Promise<unknown>[] = [];
+    const t = setup({ background: (work) => void handed.push(work) });
+    await t.service.lookup(NUMBER, UNNAMED_CALLER);
+    t.setMode('defer');
+    t.advance(610);
+    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toContain('detail=stale-while-revalidate');
+    expect(handed).toHaveLength(1);
+    let settled = false;
+    void handed[0]!.then(() => (settled = true));
+    await settle();
+    expect(settled).toBe(false);
+    t.pending[0]!.resolve({ body: listed(NUMBER), contentType: 'application/json' });
+    await settle();
+    expect(settled).toBe(true);
+    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toBe('callerid-gateway; hit; ttl=600');
+  });
+
   it('keeps the stale entry when its background refresh fails', async () => {
     const t = setup();
     await t.service.lookup(NUMBER, UNNAMED_CALLER);
