@@ -20,6 +20,7 @@ import { createNodeHttp } from './node-http.js';
 import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
+import { createRedisLookupTier } from './redis-lookup-tier.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
@@ -65,6 +66,19 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const metrics = options.metrics ?? createNodeMetrics(clock);
   const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
   await redis?.ready(2000);
+  // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
+  const lookupTier =
+    redis &&
+    createRedisLookupTier({
+      client: redis.client,
+      subscriber: redis.duplicate({ autoResubscribe: false }),
+      keyPrefix: config.redis.keyPrefix,
+      secret: config.gatewayTokens.secret ?? '',
+      clock,
+      maxEntryBytes: config.sharedCache.maxEntryBytes,
+      logger,
+    });
+  await lookupTier?.ready(2000);
   const services = await createServices(config, {
     http,
     clock,
@@ -74,6 +88,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     peerAddress: (c) => getConnInfo(c).remote.address,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     redis: redis?.client,
+    lookupTier,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
   });
   metrics.watch(metricSourcesOf(services));
@@ -110,6 +125,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       ]);
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
       await settledWithin(http.close?.(), deadline - Date.now());
+      lookupTier?.close();
       await redis?.close();
       await demo?.close();
       return result;
