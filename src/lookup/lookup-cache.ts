@@ -125,40 +125,22 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   const revalidateMs = options.staleWhileRevalidateSeconds * 1000;
   const staleIfErrorMs = options.staleIfErrorSeconds * 1000;
 
-  function sizeOf(e164: string, body: string, tierKey: string | undefined): number {
-    const bodyBytes = ONE_BYTE.test(body) ? body.length : body.length * 2;
-    return ENTRY_OVERHEAD_BYTES + e164.length + bodyBytes + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
+  /** The answer as this process holds it; a shared entry keeps the windows of the replica that fetched it (true `Age`). */
+  function answerOf(e164: string, from: Omit<TierEntry, 'v'>, origin: CachedAnswer['origin'], tierKey: string | undefined): CachedAnswer {
+    const { body, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed } = from;
+    const size = ENTRY_OVERHEAD_BYTES + e164.length + (ONE_BYTE.test(body) ? body.length : body.length * 2) + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
+    // One shared string for the usual type instead of one copy per entry.
+    const contentType = from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType;
+    const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
+    return { body, contentType, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed, size, stored, origin, tierKey };
   }
 
   function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
     const listed = hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
-    const size = sizeOf(e164, loaded.body, tierKey);
-    return {
-      body: loaded.body,
-      // One shared string for the usual type instead of one copy per entry.
-      contentType: loaded.contentType === JSON_TYPE ? JSON_TYPE : loaded.contentType,
-      storedAt: now,
-      ttlSeconds,
-      freshUntil,
-      revalidateUntil: freshUntil + revalidateMs,
-      staleIfErrorUntil: freshUntil + staleIfErrorMs,
-      listed,
-      size,
-      stored: size <= maxBytes && freshUntil + Math.max(revalidateMs, staleIfErrorMs) > now,
-      origin: 'upstream',
-      tierKey,
-    };
-  }
-
-  /** A shared entry keeps the windows of the replica that fetched it, so `Age` and `ttl=` stay true here too. */
-  function fromShared(e164: string, entry: TierEntry, tierKey: string): CachedAnswer {
-    const size = sizeOf(e164, entry.body, tierKey);
-    const { body, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed } = entry;
-    const contentType = entry.contentType === JSON_TYPE ? JSON_TYPE : entry.contentType;
-    const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
-    return { body, contentType, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed, size, stored, origin: 'shared', tierKey };
+    const windows = { storedAt: now, ttlSeconds, freshUntil, revalidateUntil: freshUntil + revalidateMs, staleIfErrorUntil: freshUntil + staleIfErrorMs };
+    return answerOf(e164, { ...loaded, ...windows, listed }, 'upstream', tierKey);
   }
 
   const tiered =
@@ -167,7 +149,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       : createTieredLoad(options.shared, {
           clock,
           upstream: async (e164, context, key) => toAnswer(e164, await load(e164, context), clock(), key),
-          fromShared,
+          fromShared: (e164, entry, key) => answerOf(e164, entry, 'shared', key),
         });
 
   const lru = new LRUCache<string, CachedAnswer, LookupContext>({
