@@ -93,6 +93,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     telemetry,
     logger,
+    store: runtime.tokenStore,
+    storeHealth: runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
+    storeTimeoutMs: config.redis.timeoutMs,
   });
   const search = createSearchClient({
     http,

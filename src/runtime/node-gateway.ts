@@ -21,6 +21,7 @@ import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
 import { createRedisLookupTier } from './redis-lookup-tier.js';
+import { createRedisTokenStore } from './redis-token-store.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
@@ -68,16 +69,17 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   await redis?.ready(2000);
   // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
   const lookupTier =
-    redis &&
-    createRedisLookupTier({
-      client: redis.client,
-      subscriber: redis.duplicate({ autoResubscribe: false }),
-      keyPrefix: config.redis.keyPrefix,
-      secret: config.gatewayTokens.secret ?? '',
-      clock,
-      maxEntryBytes: config.sharedCache.maxEntryBytes,
-      logger,
-    });
+    redis && config.gatewayTokens.secret
+      ? createRedisLookupTier({
+          client: redis.client,
+          subscriber: redis.duplicate({ autoResubscribe: false }),
+          keyPrefix: config.redis.keyPrefix,
+          secret: config.gatewayTokens.secret,
+          clock,
+          maxEntryBytes: config.sharedCache.maxEntryBytes,
+          logger,
+        })
+      : undefined;
   await lookupTier?.ready(2000);
   const services = await createServices(config, {
     http,
@@ -89,6 +91,19 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     redis: redis?.client,
     lookupTier,
+    tokenStore:
+      redis && config.upstream && config.gatewayTokens.secret
+        ? createRedisTokenStore({
+            client: redis.client,
+            keyPrefix: config.redis.keyPrefix,
+            clientId: config.upstream.clientId,
+            secret: config.gatewayTokens.secret,
+            timeoutMs: config.redis.timeoutMs,
+            // The holder's login may take the upstream timeout; publishing it one more Redis command.
+            leaseMs: config.upstream.timeoutMs + 2 * config.redis.timeoutMs,
+            clock,
+          })
+        : undefined,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
   });
   metrics.watch(metricSourcesOf(services));

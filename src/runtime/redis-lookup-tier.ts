@@ -1,11 +1,12 @@
 // The lookup tier in Redis (Node replicas): answers under keyed hashes, encrypted, kept until their last stale window
 // ends; fill leases with SET NX PX; a purge is deleted and announced on a channel every replica's subscriber hears.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
 import { TIER_ENTRY_VERSION, type LookupTier, type PurgeListener, type TierEntry } from '../shared-state/lookup-tier.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
+import { createTokenSeal } from './token-seal.js';
 
 export interface RedisLookupTierOptions {
   /** Commands: no offline queue, every command bounded by REDIS_TIMEOUT_MS (node-redis.ts). */
@@ -37,10 +38,12 @@ const SCAN_COUNT = 500;
 // Deletes the lease only if this process still holds it (it may have expired and been taken by another).
 const RELEASE_IF_HELD = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-/** What Redis holds: the version in clear, everything else (body, times) sealed with AES-256-GCM. */
+/** The values' own key (HKDF info), apart from the token's. */
+const SEAL_KEY_INFO = 'callerid-gateway lookup-tier seal v1';
+
+/** What Redis holds: the version in clear, everything else (body, times) sealed with AES-256-GCM (token-seal.ts). */
 interface StoredValue {
   v: number;
-  iv: string;
   data: string;
 }
 
@@ -49,7 +52,7 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
   const entryKey = (hash: string) => `${options.keyPrefix}:lookup:${hash}`;
   const leaseKey = (hash: string) => `${options.keyPrefix}:lookup-fill:${hash}`;
   const channel = `${options.keyPrefix}:lookup-purge`;
-  const sealKey = Buffer.from(hkdfSync('sha256', options.secret, 'callerid-gateway', 'lookup-tier values v1', 32));
+  const sealer = createTokenSeal(options.secret, SEAL_KEY_INFO);
   const owner = randomUUID();
   const listeners = new Set<PurgeListener>();
   let subscribed = false;
@@ -65,13 +68,9 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
   }
 
   function seal(hash: string, entry: TierEntry): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', sealKey, iv);
-    // Bound to its key, so a value copied under another number's key does not open.
-    cipher.setAAD(Buffer.from(hash));
     const { v: _v, ...rest } = entry;
-    const data = Buffer.concat([cipher.update(JSON.stringify(rest), 'utf8'), cipher.final(), cipher.getAuthTag()]);
-    const stored: StoredValue = { v: TIER_ENTRY_VERSION, iv: iv.toString('base64'), data: data.toString('base64') };
+    // Bound to its key, so a value copied under another number's key does not open.
+    const stored: StoredValue = { v: TIER_ENTRY_VERSION, data: sealer.seal(JSON.stringify(rest), hash) };
     return JSON.stringify(stored);
   }
 
@@ -79,12 +78,9 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
   function open(hash: string, raw: string): TierEntry | undefined {
     try {
       const stored = JSON.parse(raw) as StoredValue;
-      if (stored.v !== TIER_ENTRY_VERSION) return undefined;
-      const data = Buffer.from(stored.data, 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', sealKey, Buffer.from(stored.iv, 'base64'));
-      decipher.setAAD(Buffer.from(hash));
-      decipher.setAuthTag(data.subarray(data.length - 16));
-      const plain = Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
+      if (stored.v !== TIER_ENTRY_VERSION || typeof stored.data !== 'string') return undefined;
+      const plain = sealer.open(stored.data, hash);
+      if (plain === null) return undefined;
       const entry: TierEntry = { ...(JSON.parse(plain) as Omit<TierEntry, 'v'>), v: TIER_ENTRY_VERSION };
       return isEntry(entry) ? entry : undefined;
     } catch {

@@ -1,13 +1,13 @@
-// A redis-server of the test's own on a free (or given) loopback port, so a test can take Redis away and bring it back.
+// A redis-server of the test's own on a free port (or a given one, to restart it where it was), so a test can
+// take Redis away mid-traffic and bring it back; nothing persisted.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
 import { tcpRequirement } from './requires.js';
 
 export interface OwnRedis {
   url: string;
   port: number;
-  /** SIGKILL: the way a crash looks to the gateway. */
+  /** Kills it at once (SIGKILL), like a crash. */
   stop(): Promise<void>;
 }
 
@@ -25,15 +25,4 @@ export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
         child.kill('SIGKILL');
       }),
   };
-}
-
-/** The keys under a pattern in a test Redis (KEYS is fine there). */
-export async function redisKeys(pattern: string, url = 'redis://127.0.0.1:6379'): Promise<string[]> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await client.connect();
-    return await client.keys(pattern);
-  } finally {
-    client.disconnect();
-  }
 }

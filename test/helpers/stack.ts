@@ -37,11 +37,11 @@ export interface StackOptions {
   gateway?: NodeGatewayOptions;
 }
 
-/** The simulator's credentials every test gateway uses. */
-export const SIMULATOR_CLIENTS = { 'gateway-under-test': 'upstream-secret-xyz' } as const;
+/** The simulator's credentials for the gateway under test. */
+export const UPSTREAM_CLIENTS = { 'gateway-under-test': 'upstream-secret-xyz' };
 
-/** The environment of a test gateway in front of the simulator at `simulatorUrl`. */
-export async function gatewayEnv(simulatorUrl: string, env: EnvSource = {}): Promise<EnvSource> {
+/** The environment of a gateway in front of the simulator at `simulatorUrl`, with {@link CLIENTS} registered. */
+export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
   const clients = await Promise.all(Object.entries(CLIENTS).map(async ([id, secret]) => `${id}:${await sha256Hex(secret)}`));
   return {
     PORT: '0',
@@ -49,20 +49,19 @@ export async function gatewayEnv(simulatorUrl: string, env: EnvSource = {}): Pro
     UPSTREAM_AUTH_URL: simulatorUrl,
     UPSTREAM_BASE_URL: simulatorUrl,
     UPSTREAM_CLIENT_ID: 'gateway-under-test',
-    UPSTREAM_CLIENT_SECRET: SIMULATOR_CLIENTS['gateway-under-test'],
+    UPSTREAM_CLIENT_SECRET: 'upstream-secret-xyz',
     GATEWAY_TOKEN_SECRET: 'test-signing-key-of-at-least-32-bytes!',
     GATEWAY_CLIENTS: clients.join(','),
     GATEWAY_ADMIN_CLIENTS: 'ops',
     DEFAULT_REGION: 'GB',
     UPSTREAM_TIMEOUT_MS: '1000',
-    ...env,
   };
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const simulator = await startSimulatorServer({ clients: { ...SIMULATOR_CLIENTS }, ...options.simulator });
+  const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   const logger = captureLogger();
-  const gateway = await startNodeGateway(await gatewayEnv(simulator.url, options.env), { logger, ...options.gateway });
+  const gateway = await startNodeGateway({ ...(await stackEnv(simulator.url)), ...options.env }, { logger, ...options.gateway });
 
   return {
     gateway,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
-import { redisKeys, startOwnRedis } from '../helpers/own-redis.js';
+import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -49,8 +50,19 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
   });
 });
 
+/** The keys under a pattern in a test Redis (KEYS is fine there). */
+async function redisKeys(pattern: string, url = 'redis://127.0.0.1:6379'): Promise<string[]> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    return await client.keys(pattern);
+  } finally {
+    client.disconnect();
+  }
+}
+
 describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => {
-  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  let redis: OwnRedis | undefined;
   afterAll(async () => {
     await redis?.stop();
   });
@@ -99,7 +111,7 @@ describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => 
 });
 
 describe.skipIf(!redisServer)('console rate limits when Redis comes back', () => {
-  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  let redis: OwnRedis | undefined;
   afterAll(async () => {
     await redis?.stop();
   });

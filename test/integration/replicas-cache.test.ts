@@ -4,12 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startNodeGateway, type RunningGateway } from '../../src/runtime/node-gateway.js';
-import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
+import type { SimulatorServer } from '../../src/runtime/simulator-server.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
-import { captureLogger, type CapturedLog } from '../helpers/recorders.js';
+import type { CapturedLog } from '../helpers/recorders.js';
+import { startReplicas as startGateways } from '../helpers/replicas.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
-import { CLIENTS, gatewayEnv, loginAt, SIMULATOR_CLIENTS } from '../helpers/stack.js';
 
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
@@ -18,7 +17,6 @@ const UNLISTED = ['+442079460999', '+442079460998'];
 
 interface Replicas {
   simulator: SimulatorServer;
-  gateways: RunningGateway[];
   logs: CapturedLog[][];
   prefix: string;
   search(replica: number, number: string): Promise<{ status: number; cacheStatus: string; age: number; ms: number }>;
@@ -31,35 +29,29 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((r) => r.close()));
 });
 
+/** Three replicas on one Redis under a prefix of their own, with one crm and one ops token (tokens are stateless). */
 async function startReplicas(redisUrl: string, env: Record<string, string> = {}): Promise<Replicas> {
-  const simulator = await startSimulatorServer({ clients: { ...SIMULATOR_CLIENTS } });
   const prefix = `t-${randomUUID()}`;
-  const loggers = [captureLogger(), captureLogger(), captureLogger()];
-  const base = await gatewayEnv(simulator.url, { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, ...env });
-  const gateways = await Promise.all(loggers.map((logger) => startNodeGateway(base, { logger })));
-  // Gateway tokens are stateless: one login serves every replica.
-  const [token, admin] = [await loginAt(gateways[0]!.url, 'crm', CLIENTS.crm), await loginAt(gateways[0]!.url, 'ops', CLIENTS.ops)];
+  const started = await startGateways(3, { env: { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, ...env } });
+  const gateways = started.replicas;
+  const [token, admin] = [await gateways[0]!.login('crm'), await gateways[0]!.login('ops')];
   const replicas: Replicas = {
-    simulator,
-    gateways,
-    logs: loggers.map((l) => l.lines),
+    simulator: started.simulator,
+    logs: gateways.map((g) => g.logs),
     prefix,
     async search(replica, number) {
-      const started = performance.now();
-      const res = await fetch(`${gateways[replica]!.url}/v2/contacts/search?what=${encodeURIComponent(number)}`, { headers: { authorization: `Bearer ${token}` } });
+      const t0 = performance.now();
+      const res = await gateways[replica]!.search(number, token);
       await res.text();
-      return { status: res.status, cacheStatus: res.headers.get('cache-status') ?? '', age: Number(res.headers.get('age')), ms: performance.now() - started };
+      return { status: res.status, cacheStatus: res.headers.get('cache-status') ?? '', age: Number(res.headers.get('age')), ms: performance.now() - t0 };
     },
     async purge(replica, number) {
       const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
-      const res = await fetch(`${gateways[replica]!.url}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
+      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
       await res.text();
       return res.status;
     },
-    async close() {
-      await Promise.all(gateways.map((g) => g.close({ timeoutMs: 500 })));
-      await simulator.close();
-    },
+    close: () => started.close(),
   };
   running.push(replicas);
   return replicas;
