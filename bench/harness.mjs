@@ -1,6 +1,7 @@
 // Shared by the bench scripts: server children pinned to the server core, wrk pinned to the load core, the CPU time a
 // process used (from /proc), and the build step. Each script makes one harness; nothing is kept at module level.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -75,6 +76,28 @@ export function createHarness() {
   }
 
   return { canPin, pinned, children, startChild, ask, stopAll, cpuUs, withCpu, wrk };
+}
+
+/** The bench client's secret; `bench` is its id (an admin client too). */
+export const BENCH_CLIENT_SECRET = 'bench-client-secret-0123456789';
+/** The simulator's credentials for the benched gateways. */
+export const BENCH_UPSTREAM_CLIENTS = { 'bench-gateway': 'bench-upstream-secret' };
+
+/** The environment of a benched gateway in front of the simulator at `simulatorUrl`. */
+export function benchGatewayEnv(simulatorUrl) {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    UPSTREAM_AUTH_URL: simulatorUrl,
+    UPSTREAM_BASE_URL: simulatorUrl,
+    UPSTREAM_CLIENT_ID: 'bench-gateway',
+    UPSTREAM_CLIENT_SECRET: BENCH_UPSTREAM_CLIENTS['bench-gateway'],
+    GATEWAY_TOKEN_SECRET: 'bench-signing-key-at-least-32-bytes-long!!',
+    GATEWAY_CLIENTS: `bench:${createHash('sha256').update(BENCH_CLIENT_SECRET).digest('hex')}`,
+    GATEWAY_ADMIN_CLIENTS: 'bench',
+    DEFAULT_REGION: 'GB',
+    NODE_ENV: 'production',
+  };
 }
 
 /** Builds dist/ with tsc unless `--no-build`; the bench runs the built gateway. */

@@ -3,12 +3,11 @@
 // Traffic goes to 127.0.0.1 only; every phase is bounded in time or count. Load generator: wrk (Lua scripts in
 // bench/lua); servers on core 0 and load on core 1 with taskset where it exists.
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
+import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
 
 const quick = process.argv.includes('--quick');
 const HIT_SECONDS = quick ? 3 : 6;
@@ -53,23 +52,11 @@ function syntheticDirectory(count) {
 const started = Date.now();
 log('starting the simulator (with synthetic listings) and the servers');
 const simulator = await startSimulatorServer({
-  clients: { 'bench-gateway': 'bench-upstream-secret' },
+  clients: BENCH_UPSTREAM_CLIENTS,
   directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(FILL_NUMBERS + 100_000)],
 });
-const clientSecret = 'bench-client-secret-0123456789';
-const gatewayEnv = {
-  PORT: '0',
-  HOST: '127.0.0.1',
-  UPSTREAM_AUTH_URL: simulator.url,
-  UPSTREAM_BASE_URL: simulator.url,
-  UPSTREAM_CLIENT_ID: 'bench-gateway',
-  UPSTREAM_CLIENT_SECRET: 'bench-upstream-secret',
-  GATEWAY_TOKEN_SECRET: 'bench-signing-key-at-least-32-bytes-long!!',
-  GATEWAY_CLIENTS: `bench:${createHash('sha256').update(clientSecret).digest('hex')}`,
-  GATEWAY_ADMIN_CLIENTS: 'bench',
-  DEFAULT_REGION: 'GB',
-  NODE_ENV: 'production',
-};
+const clientSecret = BENCH_CLIENT_SECRET;
+const gatewayEnv = benchGatewayEnv(simulator.url);
 const gateway = await startChild('servers/gateway.mjs', gatewayEnv);
 const login = await fetch(`${gateway.url}/token/login`, {
   method: 'POST',

@@ -2,31 +2,22 @@
 // failures across the shared tier, on a fake clock (real timers only for the short lease waits).
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { createLookupCache, type LoadedAnswer, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
+import { createLookupCache, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
 import { createLookupService } from '../../src/lookup/lookup-service.js';
 import type { SharedTierOptions } from '../../src/lookup/tiered-load.js';
-import type { CacheResult, Telemetry } from '../../src/observability/telemetry.js';
 import type { LookupTier } from '../../src/shared-state/lookup-tier.js';
 import { createMemoryLookupTier } from '../../src/shared-state/memory-lookup-tier.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
 import { captureLogger } from '../helpers/recorders.js';
+import { cacheTelemetry, listed, scriptedUpstream, unlisted, WINDOWS } from './scripted-upstream.js';
 
 const T0 = 1_700_000_000_000;
 const NUMBER = '+442079460001';
 const CALLER = { client: 'crm' };
 
-const listed = (what: string, name = 'Hartley Zoë'): string =>
-  `{"query":{"what":"${what}"},"total":1,"results":[{"displayName":"${name}","provider":{"id":"swissdir"}}]}`;
-const unlisted = (what: string): string => `{"query":{"what":"${what}"},"total":0,"results":[]}`;
-
 /** Lets queued callbacks and background writes run. */
 const settle = (ms = 0) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-interface Deferred {
-  resolve(answer: LoadedAnswer): void;
-  reject(err: unknown): void;
-}
 
 /** A tier whose calls can be counted, failed, or left hanging, in front of a real memory tier. */
 function faultyTier(inner: LookupTier) {
@@ -58,37 +49,14 @@ function deployment() {
   const shared = createMemoryLookupTier({ clock });
 
   function replica(overrides: Partial<SharedTierOptions> = {}, cacheOverrides: Partial<LookupCacheOptions> = {}) {
-    const calls: string[] = [];
-    const pending: Deferred[] = [];
-    let mode: 'answer' | 'defer' | 'fail' = 'answer';
-    let bodyFor = (e164: string): string => listed(e164);
-    const results: CacheResult[] = [];
-    const storeEvents: string[] = [];
-    const telemetry: Telemetry = {
-      upstreamCall() {},
-      tokenRefresh() {},
-      cacheLookup: (result) => void results.push(result),
-      rateLimited() {},
-      consoleRefused() {},
-      sharedStore: (store, up) => void storeEvents.push(`${store} ${up ? 'up' : 'down'}`),
-      sharedStoreFallback: (store) => void storeEvents.push(`${store} fallback`),
-    };
+    const upstream = scriptedUpstream();
+    const { telemetry, results, storeEvents } = cacheTelemetry();
     const logger = captureLogger();
     const faulty = faultyTier(shared);
     const cache = createLookupCache({
-      load: (e164) => {
-        calls.push(e164);
-        if (mode === 'fail') return Promise.reject(new GatewayError('upstream_error', 'the upstream answered 500'));
-        if (mode === 'defer') return new Promise((resolve, reject) => pending.push({ resolve, reject }));
-        return Promise.resolve({ body: bodyFor(e164), contentType: 'application/json' });
-      },
+      load: upstream.load,
       clock,
-      maxBytes: 1024 * 1024,
-      ttlSeconds: 600,
-      negativeTtlSeconds: 60,
-      staleWhileRevalidateSeconds: 30,
-      staleIfErrorSeconds: 3600,
-      resultsPath: 'results',
+      ...WINDOWS,
       shared: {
         tier: faulty.tier,
         keyOf: async (e164) => `k${e164.replace(/\D/g, '').split('').reverse().join('')}`,
@@ -105,14 +73,14 @@ function deployment() {
     return {
       cache,
       service: createLookupService({ cache, telemetry }),
-      calls,
-      pending,
+      calls: upstream.calls,
+      pending: upstream.pending,
       results,
       storeEvents,
       logs: logger.lines,
       tier: faulty.state,
-      setMode: (m: typeof mode) => void (mode = m),
-      setBody: (f: (e164: string) => string) => void (bodyFor = f),
+      setMode: upstream.setMode,
+      setBody: upstream.setBody,
     };
   }
 
