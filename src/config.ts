@@ -113,6 +113,7 @@ const schema = z.object({
   CACHE_NEGATIVE_TTL_SECONDS: int(0, 31_536_000, 3_600),
   CACHE_STALE_WHILE_REVALIDATE_SECONDS: int(0, 86_400, 300),
   CACHE_STALE_IF_ERROR_SECONDS: int(0, 31_536_000, 86_400),
+  // -1 stands for "not set": UPSTREAM_TIMEOUT_MS then (resolved below).
   CACHE_SHARED_FILL_WAIT_MS: int(0, 60_000, -1),
   CACHE_SHARED_MAX_ENTRY_BYTES: int(1024, 64 * 1024 ** 2, 256 * 1024),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
