@@ -3,7 +3,7 @@
 // With a shared tier (tiered-load.ts) a local miss reads it before the upstream; hits stay in memory.
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
-import type { TierEntry } from '../shared-state/lookup-tier.js';
+import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
 import { hasListing, parsePath } from './listing.js';
 import { createTieredLoad, SharedStaleFallback, type SharedTierOptions } from './tiered-load.js';
 
@@ -62,6 +62,8 @@ export interface LookupCache {
   purge(e164: string): Promise<PurgeResult>;
   /** Forgets everything here and in the shared tier, which tells every replica to do the same. */
   purgeAll(): Promise<PurgeResult>;
+  /** How far a purge reaches, for the admin answer. */
+  readonly purgeReach: PurgeReach;
   /** Entries held, including loads in flight. */
   readonly entries: number;
   /** Estimated bytes held, the figure bounded by `maxBytes`. */
@@ -264,5 +266,6 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       return lru.calculatedSize;
     },
     maxBytes,
+    purgeReach: options.shared === undefined ? 'process' : (options.shared.tier.purgeReach ?? 'deployment'),
   };
 }

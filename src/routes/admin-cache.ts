@@ -1,5 +1,6 @@
 // DELETE /admin/cache/{number} and DELETE /admin/cache: cache purges for the clients in GATEWAY_ADMIN_CLIENTS.
-// With a shared tier a purge also removes the shared copy and tells every replica to drop its own.
+// With a shared tier a purge also removes the shared copy and tells every replica to drop its own; the answer's
+// `reach` says how far it went: `process`, `deployment` (Redis) or `data-centre` (Workers' Cache API).
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { GatewayError } from '../errors.js';
@@ -40,14 +41,14 @@ export function adminCacheRoutes(
     const { purged, shared } = await cache.purge(e164);
     logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged, shared }, 'cache purged');
     if (shared === false) throw notShared();
-    return c.json({ number: e164, purged }, 200, NO_STORE);
+    return c.json({ number: e164, purged, reach: cache.purgeReach }, 200, NO_STORE);
   });
 
   app.delete('/admin/cache', ...guard, async (c) => {
     const { purged, shared } = await cache.purgeAll();
     logger.info({ event: 'cache_purge', scope: 'all', clientId: c.get('clientId'), purged, shared }, 'cache purged');
     if (shared === false) throw notShared();
-    return c.json({ purged }, 200, NO_STORE);
+    return c.json({ purged, reach: cache.purgeReach }, 200, NO_STORE);
   });
 
   return app;
