@@ -131,7 +131,7 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
     const results = Object.fromEntries((await values('sum by (result) (rate(callerid_gateway_cache_lookups_total')).map((s) => [s.metric.result, Number(s.value[1])]));
     expect(results.hit).toBeGreaterThan(0);
     expect(results.miss).toBeGreaterThan(0);
-    const ratio = Number((await values('sum(rate(callerid_gateway_cache_lookups_total{instance=~"$instance",result=~"hit|stale|stale_if_error"}'))[0]!.value[1]);
+    const ratio = Number((await values('sum(rate(callerid_gateway_cache_lookups_total{instance=~"$instance",result=~"hit|stale|stale_if_error|shared"}'))[0]!.value[1]);
     expect(ratio).toBeGreaterThan(0.3);
     expect(ratio).toBeLessThan(1);
     const quota = (await values('sum by (client, scope) (rate(callerid_gateway_quota_rejections_total')).map((s) => `${s.metric.client} ${s.metric.scope}`);
