@@ -152,6 +152,7 @@ const schema = z.object({
   METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
   METRICS_PORT: int(0, 65535, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
+  DOCS_ENABLED: z.enum(['true', 'false']).default('true'),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -217,6 +218,8 @@ export interface Config {
   log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
   metrics: { token: string | undefined; port: number };
   shutdownTimeoutSeconds: number;
+  /** /docs and /openapi.json (DOCS_ENABLED); /docs/problems is always served. */
+  docs: { enabled: boolean };
 }
 
 export interface GuardConfig {
@@ -335,5 +338,6 @@ export function parseConfig(env: EnvSource): Config {
     log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+    docs: { enabled: e.DOCS_ENABLED === 'true' },
   };
 }

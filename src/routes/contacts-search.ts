@@ -1,6 +1,7 @@
 // GET /v2/contacts/search?what=: the upstream's search, for internal clients holding a gateway token.
 import { Hono, type Context } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
 import { clientSearchGuard } from '../guard/search-guard.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
@@ -32,7 +33,7 @@ export function lookupHeaders(result: LookupResult): Record<string, string> {
 export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get('/v2/contacts/search', bearerAuth({ tokens: services.gatewayTokens }), clientSearchGuard(services.guard), async (c) => {
+  app.get('/v2/contacts/search', routeDocs.search, bearerAuth({ tokens: services.gatewayTokens }), clientSearchGuard(services.guard), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

@@ -1,6 +1,7 @@
 // POST /token/login: the upstream's own client-credentials endpoint, issuing gateway tokens to internal clients.
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { GatewayError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -12,7 +13,7 @@ function oauthError(code: 'bad_request' | 'unauthorized', error: string, descrip
 export function tokenLoginRoutes(services: Pick<Services, 'clients' | 'gatewayTokens'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.post('/token/login', async (c) => {
+  app.post('/token/login', routeDocs.tokenLogin, async (c) => {
     const type = c.req.header('content-type') ?? '';
     if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
       throw oauthError('bad_request', 'invalid_request', 'The body must be application/x-www-form-urlencoded.');
