@@ -7,6 +7,7 @@ import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
 import { accessLog } from './middleware/access-log.js';
+import { requestBodyLimit } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
@@ -26,6 +27,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use(accessLog({ record: services.recordRequest }));
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
+  // Before any route reads a body: an oversized one is refused, never buffered.
+  app.use(requestBodyLimit(services.config.http.maxBodyBytes));
 
   app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
   // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.

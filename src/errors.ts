@@ -8,6 +8,7 @@ export const errorCodes = {
   device_not_supported: { status: 403, title: 'Available on tablets and larger devices' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
   too_many_requests: { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal error' },
   upstream_error: { status: 502, title: 'Upstream error' },

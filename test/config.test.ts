@@ -38,10 +38,11 @@ describe('configuration', () => {
 
   it.each([
     [{ ...full, UPSTREAM_CLIENT_SECRET: '' }, 'UPSTREAM_CLIENT_SECRET', /required/],
-    [{ UPSTREAM_AUTH_URL: 'https://a.test' }, 'UPSTREAM_BASE_URL', /required/],
+    [{ UPSTREAM_AUTH_URL: 'https://a.test', UPSTREAM_CLIENT_ID: 'gw', UPSTREAM_CLIENT_SECRET: 's' }, 'UPSTREAM_BASE_URL', /required/],
     [{ ...full, UPSTREAM_BASE_URL: 'ftp://x' }, 'UPSTREAM_BASE_URL', /http/],
     [{ ...full, PORT: 'eighty' }, 'PORT', /whole number/],
-    [{ ...full, PORT: '70000' }, 'PORT', /at most/],
+    [{ ...full, PORT: '70000' }, 'PORT', /must be a whole number from 0 to 65535/],
+    [{ ...full, UPSTREAM_TIMEOUT_MS: '-5' }, 'UPSTREAM_TIMEOUT_MS', /must be a whole number from 50 to 60000/],
     [{ ...full, GATEWAY_TOKEN_SECRET: 'short' }, 'GATEWAY_TOKEN_SECRET', /32 bytes/],
     [{ ...full, GATEWAY_TOKEN_SECRET: '' }, 'GATEWAY_TOKEN_SECRET', /required/],
     [{ ...full, GATEWAY_CLIENTS: 'crm:nothex' }, 'GATEWAY_CLIENTS', /sha256hex/],
@@ -56,5 +57,24 @@ describe('configuration', () => {
     expect(err.message).toContain(variable);
     expect(err.message).not.toContain('\n');
     expect(err.message).not.toContain('upstream-secret');
+  });
+
+  it('reports every wrong setting at once, one line each', () => {
+    const err = errorOf({ ...full, LOG_LEVEL: 'verbose', CACHE_TTL_SECONDS: 'abc' });
+    expect(err.problems.map((p) => p.variable).sort()).toEqual(['CACHE_TTL_SECONDS', 'LOG_LEVEL']);
+    const lines = err.message.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines).toContain('configuration error: LOG_LEVEL: must be one of debug, info, warn, error, silent');
+    expect(lines).toContain('configuration error: CACHE_TTL_SECONDS: must be a whole number from 0 to 31536000');
+  });
+
+  it('names every missing upstream variable, and every wrong cross-field setting, at once', () => {
+    const err = errorOf({ UPSTREAM_AUTH_URL: 'https://a.test', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`, GATEWAY_ADMIN_CLIENTS: 'nobody' });
+    expect(err.problems.map((p) => p.variable)).toEqual(['UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET', 'GATEWAY_ADMIN_CLIENTS']);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    const err = errorOf({ ...full, HTTP_HEADERS_TIMEOUT_SECONDS: '60', HTTP_REQUEST_TIMEOUT_SECONDS: '30' });
+    expect(err.variable).toBe('HTTP_HEADERS_TIMEOUT_SECONDS');
   });
 });

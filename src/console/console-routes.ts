@@ -135,15 +135,19 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
   };
 }
 
+/** The scheme and authority of an absolute-form target (`GET http://host/console/../x HTTP/1.1`), RFC 9112 3.2.2. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
 /**
  * Dot segments are resolved before routing (`/console/%2e%2e/v2/...` arrives as `/v2/...`); where the
  * runtime still knows the request target as sent, a target that started under /console and left it is
- * answered 404 here, as the console promises for everything under /console it does not serve.
+ * answered 404 here, as the console promises for everything under /console it does not serve; an absolute-form
+ * target is judged by its path, as an origin-form one.
  */
 export function consoleTraversalGuard(services: Pick<Services, 'requestTarget'>): MiddlewareHandler<AppEnv> {
   return async function consoleTraversalGuard(c: Context<AppEnv>, next) {
     if (!c.req.path.startsWith('/console')) {
-      const target = services.requestTarget?.(c);
+      const target = services.requestTarget?.(c)?.replace(ABSOLUTE_FORM, '');
       if (target !== undefined && /^\/console(\/|$|%2f)/i.test(target)) {
         return problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', c.get('requestId'));
       }
