@@ -108,6 +108,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
   });
+  const clients = createClientRegistry(config.clients);
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
@@ -130,8 +131,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       clock,
       keyOf: (address) => addressHasher.hash(address),
     }),
-    clients: createClientRegistry(config.clients),
+    clients,
     gatewayTokens: await createGatewayTokens({
+      isRegistered: clients.has,
       secret: config.gatewayTokens.secret,
       previousSecrets: config.gatewayTokens.previousSecrets,
       ttlSeconds: config.gatewayTokens.ttlSeconds,

@@ -4,7 +4,7 @@ import type { AppEnv, LookupNote } from '../app-env.js';
 import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
-import { lookupHeaders, readWhat } from '../routes/contacts-search.js';
+import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
 import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
@@ -73,11 +73,9 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
       provider,
       ...config.upstreamBody,
     });
-    return c.body(filtered.body, 200, {
-      ...lookupHeaders(result),
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-    });
+    // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
+    // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
+    return c.body(filtered.body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': PRIVATE_ANSWER });
   });
 
   return app;

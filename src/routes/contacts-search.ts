@@ -39,9 +39,12 @@ function countWhat(query: string): number {
   return count;
 }
 
-/** The headers every search answer carries, whichever route served it. */
+/** Contact data is personal: no shared cache may keep it, and no private one either (README, "Security"). */
+export const PRIVATE_ANSWER = 'private, no-store';
+
+/** The headers every API search answer carries, whichever path served it (the app or the Node hit path). */
 export function lookupHeaders(result: LookupResult): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': result.contentType };
+  const headers: Record<string, string> = { 'content-type': result.contentType, 'cache-control': PRIVATE_ANSWER };
   if (result.cacheStatus !== undefined) headers['cache-status'] = result.cacheStatus;
   if (result.ageSeconds !== undefined) headers['age'] = String(result.ageSeconds);
   return headers;
