@@ -60,7 +60,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
 
   const logger = options.logger ?? createNodeLogger(config.log.level);
-  const http = options.http ?? createNodeHttp();
+  const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics(clock);
   const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;

@@ -50,7 +50,7 @@ async function build(env: Record<string, unknown>): Promise<Hono<AppEnv>> {
   const services = await createServices(
     { ...config, metrics: { ...config.metrics, port: 0 } },
     {
-      http: createFetchHttp((input, init) => fetch(input, init)),
+      http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
       clock: systemClock,
       logger,
       telemetry: metrics.telemetry,

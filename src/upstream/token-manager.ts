@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type TokenRefreshReason, type UpstreamOutcome } from '../observability/telemetry.js';
-import { UpstreamTransportError, type UpstreamHttp } from './http.js';
+import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './http.js';
 import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
 
 export interface TokenStatus {
@@ -120,8 +120,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       });
     } catch (err) {
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      record(kind);
-      throw new RefreshFailure(kind, kind === 'timeout' ? 'token endpoint timed out' : 'token endpoint unreachable');
+      const outcome = transportOutcome(kind);
+      record(outcome);
+      const reason = { timeout: 'token endpoint timed out', network: 'token endpoint unreachable', too_large: 'token endpoint answered too large a body' }[kind];
+      throw new RefreshFailure(outcome, reason);
     }
     if (res.status !== 200) {
       const outcome = statusOutcome(res.status);
