@@ -9,6 +9,8 @@ import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
+import { consoleExamples } from './examples.js';
+import { CONSOLE_ICON, ICON_PATH } from './icon.js';
 import { filterToProvider } from './provider-filter.js';
 import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
 
@@ -35,9 +37,13 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
   [CONSOLE_SEARCH_PATH, 'search'],
   [SCRIPT_PATH, 'asset'],
   [STYLE_PATH, 'asset'],
+  [ICON_PATH, 'asset'],
 ]);
 
-export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter'>;
+export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'>;
+
+/** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
+const PROVIDER_WARNING_EVERY_MS = 10 * 60_000;
 
 export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -47,6 +53,9 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   if (provider === undefined) return app;
 
   app.use('/console/*', consoleGuard(services, provider));
+  const examples = consoleExamples(config.defaultRegion);
+  let providerMatched = false;
+  let lastProviderWarning = -Infinity;
 
   app.get(CONSOLE_PAGE_PATH, (c) =>
     c.html(
@@ -55,6 +64,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
         resultsPath: config.upstreamBody.resultsPath,
         perAddress: config.console.rate.perAddress,
         windowSeconds: config.console.rate.windowSeconds,
+        examples,
       }),
       200,
       { 'cache-control': 'no-store' },
@@ -62,6 +72,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   );
   app.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
+  app.get(ICON_PATH, (c) => c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }));
 
   app.get(CONSOLE_SEARCH_PATH, async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
@@ -73,6 +84,15 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
       provider,
       ...config.upstreamBody,
     });
+    // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.
+    if (filtered.kept > 0) providerMatched = true;
+    else if (!providerMatched && filtered.otherProviders.length > 0 && services.clock() - lastProviderWarning >= PROVIDER_WARNING_EVERY_MS) {
+      lastProviderWarning = services.clock();
+      services.logger.warn(
+        { event: 'console_provider_not_in_answer', provider, providersSeen: filtered.otherProviders, providerPath: config.upstreamBody.providerPath },
+        'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
+      );
+    }
     // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
     // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
     return c.body(filtered.body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': PRIVATE_ANSWER });

@@ -25,7 +25,7 @@ export function adminCacheRoutes(
 
   app.delete('/admin/cache/:number', ...guard, (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.
-    const e164 = services.normalizer.normalize(c.req.param('number'));
+    const e164 = services.normalizer.normalize(c.req.param('number'), 'The number in the path (/admin/cache/{number})');
     const purged = cache.delete(e164);
     logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged: purged ? 1 : 0 }, 'cache purged');
     return c.json({ number: e164, purged: purged ? 1 : 0 }, 200, NO_STORE);
