@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
 
@@ -76,5 +78,12 @@ describe('configuration', () => {
   it('refuses a headers timeout longer than the request timeout', () => {
     const err = errorOf({ ...full, HTTP_HEADERS_TIMEOUT_SECONDS: '60', HTTP_REQUEST_TIMEOUT_SECONDS: '30' });
     expect(err.variable).toBe('HTTP_HEADERS_TIMEOUT_SECONDS');
+  });
+
+  it('accepts config/example.env as node --env-file reads it, once the commented secrets are filled in', () => {
+    const example = parseEnv(readFileSync(new URL('../config/example.env', import.meta.url), 'utf8')) as Record<string, string>;
+    const config = parseConfig({ ...example, UPSTREAM_CLIENT_SECRET: 's', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` });
+    expect(config.http).toEqual({ maxBodyBytes: 4096, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 10_000 });
+    expect(config.upstream?.maxBodyBytes).toBe(1024 * 1024);
   });
 });

@@ -3,7 +3,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { openSocket } from '../helpers/raw-http.js';
+import { openSocket, rawRequest } from '../helpers/raw-http.js';
 
 const MiB = 1024 * 1024;
 
@@ -103,5 +103,10 @@ describe('request body limits', () => {
     });
     expect(res.status).toBe(413);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('refuses request headers over Node’s 16 KiB with 431', async () => {
+    const res = await rawRequest(stack.gateway.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}`);
+    expect(res.status).toBe(431);
   });
 });
