@@ -21,6 +21,7 @@ import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory-counter-store.js';
+import { createStoreHealth } from './shared-state/store-health.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -94,6 +95,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     telemetry,
     logger,
+    store: runtime.tokenStore,
+    storeHealth: runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
+    storeTimeoutMs: config.redis.timeoutMs,
   });
   const search = createSearchClient({
     http,

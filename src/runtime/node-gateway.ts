@@ -20,6 +20,7 @@ import { createNodeHttp } from './node-http.js';
 import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
+import { createRedisTokenStore } from './redis-token-store.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
 export interface NodeGatewayOptions {
@@ -74,6 +75,19 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     peerAddress: (c) => getConnInfo(c).remote.address,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     redis: redis?.client,
+    tokenStore:
+      redis && config.upstream && config.gatewayTokens.secret
+        ? createRedisTokenStore({
+            client: redis.client,
+            keyPrefix: config.redis.keyPrefix,
+            clientId: config.upstream.clientId,
+            secret: config.gatewayTokens.secret,
+            timeoutMs: config.redis.timeoutMs,
+            // The holder's login may take the upstream timeout; publishing it one more Redis command.
+            leaseMs: config.upstream.timeoutMs + 2 * config.redis.timeoutMs,
+            clock,
+          })
+        : undefined,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
   });
   metrics.watch(metricSourcesOf(services));

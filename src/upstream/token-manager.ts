@@ -1,11 +1,14 @@
-// Custody of the upstream bearer token: lazy single-flight refresh, refresh ahead, backoff on failure.
+// Custody of the upstream bearer token: lazy single-flight refresh, refresh ahead, backoff on failure; with a
+// token store, one token and one refresh for the whole deployment (see shared-token.ts).
 
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import { noopTelemetry, type Telemetry, type TokenRefreshReason, type UpstreamOutcome } from '../observability/telemetry.js';
-import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './http.js';
-import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
+import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
+import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
+import type { TokenStore } from '../shared-state/token-store.js';
+import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
+import { createTokenEndpoint, RefreshFailure, type TokenEndpointConfig } from './token-endpoint.js';
 
 export interface TokenStatus {
   hasToken: boolean;
@@ -24,19 +27,21 @@ export interface TokenManager {
   status(): TokenStatus;
 }
 
-export interface TokenManagerOptions {
-  http: UpstreamHttp;
-  authUrl: string;
-  clientId: string;
-  clientSecret: string;
-  timeoutMs: number;
-  expiresInUnit: ExpiresInUnit;
+export interface TokenManagerOptions extends TokenEndpointConfig {
   refreshAheadSeconds: number;
   backoff?: { initialMs: number; maxMs: number };
   clock?: Clock;
   random?: () => number;
   telemetry?: Telemetry;
   logger?: Logger;
+  /** The deployment's token store (Redis, a Durable Object). Absent: this process logs in on its own. */
+  store?: TokenStore;
+  /** Says when the store stops and starts answering; default one built on `logger` and `telemetry`. */
+  storeHealth?: StoreHealth;
+  /** A store command's bound (REDIS_TIMEOUT_MS); default 250. */
+  storeTimeoutMs?: number;
+  /** How long to wait for another replica's login before logging in itself; default `timeoutMs`. */
+  storeWaitMs?: number;
 }
 
 interface HeldToken {
@@ -46,26 +51,18 @@ interface HeldToken {
   refreshAt: number;
   /** After this the token is treated as expired, so it never expires while a search is in flight. */
   usableUntil: number;
+  lifetimeMs: number;
+  /** The store's number for it; null when this process obtained it on its own. */
+  generation: number | null;
 }
 
 interface Refresh {
   promise: Promise<HeldToken>;
   startedAt: number;
-  generation: number;
+  attempt: number;
 }
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
-
-class RefreshFailure extends Error {
-  constructor(
-    readonly outcome: UpstreamOutcome,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'RefreshFailure';
-  }
-}
 
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = options.clock ?? systemClock;
@@ -74,16 +71,30 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const logger = options.logger ?? silentLogger;
   const initialBackoffMs = options.backoff?.initialMs ?? 1_000;
   const maxBackoffMs = options.backoff?.maxMs ?? 60_000;
-  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}/token/login`;
   const refreshAheadMs = Math.max(0, options.refreshAheadSeconds * 1000);
+  const endpoint = createTokenEndpoint({ ...options, clock, telemetry });
+  const storeTimeoutMs = options.storeTimeoutMs ?? 250;
+  const storeWaitMs = options.storeWaitMs ?? options.timeoutMs;
+  const shared: SharedTokenSource | null = options.store
+    ? createSharedTokenSource({
+        store: options.store,
+        health: options.storeHealth ?? createStoreHealth({ store: 'token', kind: options.store.kind, logger, telemetry }),
+        ownObtain: endpoint.login,
+        storeTimeoutMs,
+        waitMs: storeWaitMs,
+      })
+    : null;
   // A refresh that never settles (e.g. its I/O was cancelled with the request that started it, as
-  // Workers may do) must not block every later caller: after this long it is abandoned.
-  const abandonAfterMs = options.timeoutMs + 5_000;
+  // Workers may do) must not block every later caller: after this long it is abandoned. With a store,
+  // waiting for another replica's login and the store's own commands come on top.
+  const abandonAfterMs = options.timeoutMs + 5_000 + (shared ? storeWaitMs + 6 * storeTimeoutMs : 0);
 
   let current: HeldToken | null = null;
   let refresh: Refresh | null = null;
-  let generation = 0;
+  let attempts = 0;
   let invalidated = false;
+  /** The token an upstream 401 dropped, so the refresh after it asks the store for a newer one. */
+  let dropped: { token: string; generation: number | null } | null = null;
   let consecutiveFailures = 0;
   let lastError: string | null = null;
   let retryAt: number | null = null;
@@ -102,73 +113,56 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return usable(current, now) ? 'ahead' : 'expired';
   }
 
-  async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
-    const started = clock();
-    const record = (outcome: UpstreamOutcome): void => telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
-    let res;
-    try {
-      res = await options.http.request({
-        method: 'POST',
-        url: tokenUrl,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: options.clientId,
-          client_secret: options.clientSecret,
-        }).toString(),
-        timeoutMs: options.timeoutMs,
-      });
-    } catch (err) {
-      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      const outcome = transportOutcome(kind);
-      record(outcome);
-      const reason = { timeout: 'token endpoint timed out', network: 'token endpoint unreachable', too_large: 'token endpoint answered too large a body' }[kind];
-      throw new RefreshFailure(outcome, reason);
-    }
-    if (res.status !== 200) {
-      const outcome = statusOutcome(res.status);
-      record(outcome);
-      throw new RefreshFailure(outcome, `token endpoint answered ${res.status}`, res.status);
-    }
-    try {
-      const parsed = parseTokenResponse(res.body, options.expiresInUnit);
-      record('ok');
-      return parsed;
-    } catch (err) {
-      record('malformed');
-      throw new RefreshFailure('malformed', err instanceof Error ? err.message : 'malformed token response', res.status);
-    }
+  function hold(token: SourcedToken): HeldToken {
+    const lifetimeMs = token.expiresAt - token.obtainedAt;
+    return {
+      token: token.token,
+      expiresAt: token.expiresAt,
+      refreshAt: token.expiresAt - Math.min(refreshAheadMs, lifetimeMs * 0.1),
+      usableUntil: token.expiresAt - Math.min(SAFETY_MARGIN_MAX_MS, lifetimeMs * 0.01),
+      lifetimeMs,
+      generation: token.generation,
+    };
+  }
+
+  /** The deployment's token: newer than the one held or dropped here, and valid longer than the one held. */
+  async function obtainShared(source: SharedTokenSource, now: number): Promise<HeldToken> {
+    const newerThan = current?.generation ?? dropped?.generation ?? null;
+    const validForMs = current === null ? 1 : Math.max(1, current.expiresAt - now + 1);
+    const first = hold(await source.obtain({ newerThan, validForMs }));
+    // The published token may be one this process already knows is of no use (the one a 401 dropped, or
+    // one inside its safety margin): ask once for a newer one rather than send it.
+    const useless = (held: HeldToken): boolean => clock() >= held.usableUntil || held.token === dropped?.token;
+    if (!useless(first) || first.generation === null) return first;
+    return hold(await source.obtain({ newerThan: first.generation, validForMs }));
   }
 
   function startRefresh(reason: TokenRefreshReason, now: number): Refresh {
-    const mine = ++generation;
+    const mine = ++attempts;
     const promise = (async (): Promise<HeldToken> => {
       try {
-        const { accessToken, lifetimeMs } = await fetchToken();
-        // Lifetime counts from when we asked, not when the answer arrived: the upstream's clock
-        // started no later than that.
-        const expiresAt = now + lifetimeMs;
-        const held: HeldToken = {
-          token: accessToken,
-          expiresAt,
-          refreshAt: expiresAt - Math.min(refreshAheadMs, lifetimeMs * 0.1),
-          usableUntil: expiresAt - Math.min(SAFETY_MARGIN_MAX_MS, lifetimeMs * 0.01),
-        };
-        if (mine === generation) {
+        const held = shared ? await obtainShared(shared, now) : hold({ ...(await endpoint.login()), generation: null });
+        const { expiresAt, lifetimeMs, generation } = held;
+        if (mine === attempts) {
           current = held;
           invalidated = false;
+          dropped = null;
           consecutiveFailures = 0;
           lastError = null;
           retryAt = null;
           refresh = null;
         }
         telemetry.tokenRefresh('ok', reason);
-        logger.info({ event: 'upstream_token_refreshed', reason, expiresAt: new Date(expiresAt).toISOString(), lifetimeMs }, 'upstream token refreshed');
+        const source = generation === null ? 'own' : 'shared';
+        logger.info(
+          { event: 'upstream_token_refreshed', reason, source, generation, expiresAt: new Date(expiresAt).toISOString(), lifetimeMs },
+          'upstream token refreshed',
+        );
         return held;
       } catch (err) {
         const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token refresh failed');
         const failedAt = clock();
-        if (mine === generation) {
+        if (mine === attempts) {
           consecutiveFailures += 1;
           lastError = failure.message;
           // Full jitter: replicas that failed together do not all come back together.
@@ -195,7 +189,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     })();
     // Background refreshes have no awaiting caller; their failure is already recorded above.
     promise.catch(() => {});
-    const started: Refresh = { promise, startedAt: now, generation: mine };
+    const started: Refresh = { promise, startedAt: now, attempt: mine };
     refresh = started;
     return started;
   }
@@ -232,9 +226,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
     invalidate(token) {
       if (current !== null && current.token === token) {
+        const { generation } = current;
+        dropped = { token, generation };
         current = null;
         invalidated = true;
-        logger.info({ event: 'upstream_token_invalidated' }, 'upstream refused the token; dropped it');
+        logger.info({ event: 'upstream_token_invalidated', generation }, 'upstream refused the token; dropped it');
+        // Only if the deployment still holds this very token: N replicas seeing one 401 cause one refresh.
+        if (shared !== null && generation !== null) shared.drop(generation);
       }
     },
 
@@ -249,10 +247,4 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       };
     },
   };
-}
-
-function statusOutcome(status: number): UpstreamOutcome {
-  if (status === 401 || status === 403) return 'unauthorized';
-  if (status >= 400 && status < 500) return 'client_error';
-  return 'server_error';
 }

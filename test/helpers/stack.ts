@@ -37,27 +37,31 @@ export interface StackOptions {
   gateway?: NodeGatewayOptions;
 }
 
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const simulator = await startSimulatorServer({ clients: { 'gateway-under-test': 'upstream-secret-xyz' }, ...options.simulator });
+/** The simulator's credentials for the gateway under test. */
+export const UPSTREAM_CLIENTS = { 'gateway-under-test': 'upstream-secret-xyz' };
+
+/** The environment of a gateway in front of the simulator at `simulatorUrl`, with {@link CLIENTS} registered. */
+export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
   const clients = await Promise.all(Object.entries(CLIENTS).map(async ([id, secret]) => `${id}:${await sha256Hex(secret)}`));
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    UPSTREAM_AUTH_URL: simulatorUrl,
+    UPSTREAM_BASE_URL: simulatorUrl,
+    UPSTREAM_CLIENT_ID: 'gateway-under-test',
+    UPSTREAM_CLIENT_SECRET: 'upstream-secret-xyz',
+    GATEWAY_TOKEN_SECRET: 'test-signing-key-of-at-least-32-bytes!',
+    GATEWAY_CLIENTS: clients.join(','),
+    GATEWAY_ADMIN_CLIENTS: 'ops',
+    DEFAULT_REGION: 'GB',
+    UPSTREAM_TIMEOUT_MS: '1000',
+  };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   const logger = captureLogger();
-  const gateway = await startNodeGateway(
-    {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      UPSTREAM_AUTH_URL: simulator.url,
-      UPSTREAM_BASE_URL: simulator.url,
-      UPSTREAM_CLIENT_ID: 'gateway-under-test',
-      UPSTREAM_CLIENT_SECRET: 'upstream-secret-xyz',
-      GATEWAY_TOKEN_SECRET: 'test-signing-key-of-at-least-32-bytes!',
-      GATEWAY_CLIENTS: clients.join(','),
-      GATEWAY_ADMIN_CLIENTS: 'ops',
-      DEFAULT_REGION: 'GB',
-      UPSTREAM_TIMEOUT_MS: '1000',
-      ...options.env,
-    },
-    { logger, ...options.gateway },
-  );
+  const gateway = await startNodeGateway({ ...(await stackEnv(simulator.url)), ...options.env }, { logger, ...options.gateway });
 
   return {
     gateway,

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
-import { freePort } from '../helpers/free-port.js';
+import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -62,25 +61,8 @@ async function redisKeys(pattern: string, url = 'redis://127.0.0.1:6379'): Promi
   }
 }
 
-/** A Redis of our own on a free port, so the test can take it away. */
-async function startOwnRedis(fixedPort?: number): Promise<{ url: string; port: number; stop(): Promise<void> }> {
-  const port = fixedPort ?? (await freePort());
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      }),
-  };
-}
-
 describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => {
-  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  let redis: OwnRedis | undefined;
   afterAll(async () => {
     await redis?.stop();
   });
@@ -129,7 +111,7 @@ describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => 
 });
 
 describe.skipIf(!redisServer)('console rate limits when Redis comes back', () => {
-  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  let redis: OwnRedis | undefined;
   afterAll(async () => {
     await redis?.stop();
   });

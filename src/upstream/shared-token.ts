@@ -1,0 +1,112 @@
+// Getting the upstream token through the deployment's token store (one login for all replicas), and this
+// process's own login when the store cannot answer: down, or slower than its timeout.
+import type { StoreHealth } from '../shared-state/store-health.js';
+import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
+import type { ObtainedToken, ObtainToken, TokenStore } from '../shared-state/token-store.js';
+
+/** A token this process may use: the deployment's (numbered by the store) or, while the store fails, its own (null). */
+export interface SourcedToken extends ObtainedToken {
+  generation: number | null;
+}
+
+export interface SharedTokenWanted {
+  /** Only a token of a higher generation will do; null: any. */
+  newerThan: number | null;
+  validForMs: number;
+}
+
+export interface SharedTokenSource {
+  /** Rejects only with the upstream's own failure (from `ownObtain`), never with the store's. */
+  obtain(wanted: SharedTokenWanted): Promise<SourcedToken>;
+  /** After an upstream 401 on the token of `generation`: drops it deployment-wide if still current. In the background. */
+  drop(generation: number): void;
+}
+
+export interface SharedTokenSourceOptions {
+  store: TokenStore;
+  health: StoreHealth;
+  /** The process's own login at the upstream's token endpoint. */
+  ownObtain: ObtainToken;
+  /** One store command's bound (REDIS_TIMEOUT_MS). */
+  storeTimeoutMs: number;
+  /** How long to wait for another replica's login before trying the lease (and, failing that, logging in) itself. */
+  waitMs: number;
+}
+
+/**
+ * Store commands a refresh may make before the login (read, lease, re-read, one poll in flight at the end of
+ * the wait) and after it (publish): beyond these bounds the store counts as down.
+ */
+const COMMANDS_BEFORE_LOGIN = 4;
+const COMMANDS_AFTER_LOGIN = 2;
+
+export function createSharedTokenSource(options: SharedTokenSourceOptions): SharedTokenSource {
+  const { store, health, ownObtain, storeTimeoutMs, waitMs } = options;
+  const beforeLoginMs = waitMs + COMMANDS_BEFORE_LOGIN * storeTimeoutMs;
+  const afterLoginMs = COMMANDS_AFTER_LOGIN * storeTimeoutMs;
+
+  async function obtain(wanted: SharedTokenWanted): Promise<SourcedToken> {
+    let loggedIn: ObtainedToken | undefined;
+    let loginFailure: { error: unknown } | undefined;
+    // Once this process stopped waiting for the store, a late call of the store into the upstream would be a
+    // second login: refuse it.
+    let abandoned = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let giveUp!: (err: unknown) => void;
+    const guard = new Promise<never>((_, reject) => {
+      giveUp = reject;
+    });
+    const arm = (ms: number): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        abandoned = true;
+        giveUp(new StoreUnavailableError('token', `token store did not answer within ${ms} ms`));
+      }, ms);
+    };
+
+    const loginForStore: ObtainToken = async () => {
+      if (abandoned) throw new StoreUnavailableError('token', 'token store call abandoned');
+      // The login has its own timeout; only the store's own time counts against the store.
+      clearTimeout(timer);
+      try {
+        loggedIn = await ownObtain();
+        return loggedIn;
+      } catch (err) {
+        loginFailure = { error: err };
+        throw err;
+      } finally {
+        if (!abandoned) arm(afterLoginMs);
+      }
+    };
+
+    arm(beforeLoginMs);
+    try {
+      const shared = await Promise.race([store.refresh(loginForStore, { ...wanted, waitMs }), guard]);
+      health.up();
+      return shared;
+    } catch (err) {
+      // The upstream refused or failed: not the store's fault; the caller backs off as without a store.
+      if (loginFailure !== undefined) {
+        health.up();
+        throw loginFailure.error;
+      }
+      health.down(err);
+      // Logged in, then the store failed to publish: use that token here rather than log in again.
+      if (loggedIn !== undefined) return { ...loggedIn, generation: null };
+      return { ...(await ownObtain()), generation: null };
+    } finally {
+      abandoned = true;
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    obtain,
+    drop(generation) {
+      store.dropIfCurrent(generation).then(
+        () => health.up(),
+        (err: unknown) => health.down(err),
+      );
+    },
+  };
+}

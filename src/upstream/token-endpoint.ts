@@ -1,0 +1,99 @@
+// One login at the upstream's token endpoint (client-credentials grant): the request, its outcome metric, and
+// the upstream's non-standard token JSON turned into a token with absolute times.
+import type { Clock } from '../clock.js';
+import type { Telemetry, UpstreamOutcome } from '../observability/telemetry.js';
+import type { ObtainedToken } from '../shared-state/token-store.js';
+import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './http.js';
+import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
+
+/** Why a login failed, in words safe for logs (never the body, the token or the secret). */
+export class RefreshFailure extends Error {
+  constructor(
+    readonly outcome: UpstreamOutcome,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'RefreshFailure';
+  }
+}
+
+/** Where and as whom the gateway logs in. */
+export interface TokenEndpointConfig {
+  http: UpstreamHttp;
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** The login's own timeout. */
+  timeoutMs: number;
+  expiresInUnit: ExpiresInUnit;
+}
+
+export interface TokenEndpointOptions extends TokenEndpointConfig {
+  clock: Clock;
+  telemetry: Telemetry;
+}
+
+export interface TokenEndpoint {
+  /** Rejects with RefreshFailure. */
+  login(): Promise<ObtainedToken>;
+}
+
+export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
+  const { clock, telemetry } = options;
+  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}/token/login`;
+
+  async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
+    const started = clock();
+    const record = (outcome: UpstreamOutcome): void => telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
+    let res;
+    try {
+      res = await options.http.request({
+        method: 'POST',
+        url: tokenUrl,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: options.clientId,
+          client_secret: options.clientSecret,
+        }).toString(),
+        timeoutMs: options.timeoutMs,
+      });
+    } catch (err) {
+      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+      const outcome = transportOutcome(kind);
+      record(outcome);
+      const reason = { timeout: 'token endpoint timed out', network: 'token endpoint unreachable', too_large: 'token endpoint answered too large a body' }[kind];
+      throw new RefreshFailure(outcome, reason);
+    }
+    if (res.status !== 200) {
+      const outcome = statusOutcome(res.status);
+      record(outcome);
+      throw new RefreshFailure(outcome, `token endpoint answered ${res.status}`, res.status);
+    }
+    try {
+      const parsed = parseTokenResponse(res.body, options.expiresInUnit);
+      record('ok');
+      return parsed;
+    } catch (err) {
+      record('malformed');
+      throw new RefreshFailure('malformed', err instanceof Error ? err.message : 'malformed token response', res.status);
+    }
+  }
+
+  return {
+    async login() {
+      // Lifetime counts from when we asked, not when the answer arrived: the upstream's clock
+      // started no later than that.
+      const obtainedAt = clock();
+      const { accessToken, lifetimeMs } = await fetchToken();
+      return { token: accessToken, obtainedAt, expiresAt: obtainedAt + lifetimeMs };
+    },
+  };
+}
+
+function statusOutcome(status: number): UpstreamOutcome {
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status >= 400 && status < 500) return 'client_error';
+  return 'server_error';
+}

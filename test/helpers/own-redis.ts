@@ -1,0 +1,28 @@
+// A redis-server of the test's own on a free port (or a given one, to restart it where it was), so a test can
+// take Redis away mid-traffic and bring it back; nothing persisted.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from './free-port.js';
+import { tcpRequirement } from './requires.js';
+
+export interface OwnRedis {
+  url: string;
+  port: number;
+  /** Kills it at once (SIGKILL), like a crash. */
+  stop(): Promise<void>;
+}
+
+export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
+  const port = fixedPort ?? (await freePort());
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}

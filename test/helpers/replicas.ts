@@ -1,0 +1,47 @@
+// Several gateways (replicas of one deployment, e.g. sharing one REDIS_URL) in front of one simulator, on
+// loopback ports, each with its own captured log.
+import type { EnvSource } from '../../src/config.js';
+import { startNodeGateway, type RunningGateway } from '../../src/runtime/node-gateway.js';
+import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/runtime/simulator-server.js';
+import { captureLogger, type CapturedLog } from './recorders.js';
+import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS, type ClientName } from './stack.js';
+
+export interface Replica {
+  gateway: RunningGateway;
+  logs: CapturedLog[];
+  /** A fresh gateway token for one of {@link CLIENTS}, issued by this replica. */
+  login(client?: ClientName): Promise<string>;
+  search(what: string, token: string): Promise<Response>;
+}
+
+export interface Replicas {
+  simulator: SimulatorServer;
+  replicas: Replica[];
+  close(): Promise<void>;
+}
+
+export async function startReplicas(count: number, options: { env?: EnvSource; simulator?: SimulatorServerOptions } = {}): Promise<Replicas> {
+  const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
+  const env = { ...(await stackEnv(simulator.url)), ...options.env };
+  const replicas = await Promise.all(
+    Array.from({ length: count }, async (): Promise<Replica> => {
+      const logger = captureLogger();
+      const gateway = await startNodeGateway(env, { logger });
+      return {
+        gateway,
+        logs: logger.lines,
+        login: (client = 'crm') => loginAt(gateway.url, client, CLIENTS[client]),
+        search: (what, token) =>
+          fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, { headers: { authorization: `Bearer ${token}` } }),
+      };
+    }),
+  );
+  return {
+    simulator,
+    replicas,
+    async close() {
+      await Promise.all(replicas.map((r) => r.gateway.close({ timeoutMs: 1_000 })));
+      await simulator.close();
+    },
+  };
+}

@@ -1,0 +1,178 @@
+// Three gateway replicas sharing one Redis (a redis-server of the test's own) in front of one simulator: one
+// upstream token for all, one refresh per revocation, their own token while Redis is down, sharing again after.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
+import { startReplicas, type Replica, type Replicas } from '../helpers/replicas.js';
+import { checkRequirement, commandRequirement } from '../helpers/requires.js';
+
+const hasRedisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
+const REDIS_TIMEOUT_MS = 200;
+/** What a request may take beyond the Redis timeout: two loopback searches, a login, the gateway itself. */
+const MARGIN_MS = 300;
+
+/** Distinct fictional UK numbers (Ofcom's drama ranges), so every search misses the cache and reaches the upstream. */
+const RANGES = ['020 7946 0', '0161 496 0', '0113 496 0'];
+let numbered = 0;
+const nextNumber = (): string => {
+  const i = numbered++ % 3000;
+  return `${RANGES[Math.floor(i / 1000)]}${String(i % 1000).padStart(3, '0')}`;
+};
+
+const events = (replica: Replica, event: string) => replica.logs.filter((l) => l.fields.event === event);
+
+async function withRedis<T>(url: string, work: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    return await work(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Every key and value under `prefix`, as text. */
+const redisContents = (url: string, prefix: string) =>
+  withRedis(url, async (redis) => {
+    const keys = await redis.keys(`${prefix}:*`);
+    const values = await Promise.all(keys.map(async (k) => ((await redis.type(k)) === 'hash' ? redis.hgetall(k) : redis.get(k))));
+    return { keys, text: JSON.stringify([keys, values]) };
+  });
+
+/** One search per entry of `on` (replica indexes), all at once; each gets a new number. */
+async function burst(deployment: Replicas, token: string, on: number[]): Promise<number[]> {
+  return Promise.all(
+    on.map(async (i) => {
+      const res = await deployment.replicas[i]!.search(nextNumber(), token);
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+}
+
+const spread = (n: number) => Array.from({ length: n }, (_, i) => i % 3);
+
+describe.skipIf(!hasRedisServer)('three replicas sharing the upstream token through Redis', () => {
+  let redis: OwnRedis;
+  let deployment: Replicas | undefined;
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+  });
+  afterEach(async () => {
+    await deployment?.close();
+    deployment = undefined;
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  const start = (prefix: string) =>
+    startReplicas(3, { env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) } });
+
+  it('logs in to the upstream once for 60 concurrent searches spread over three replicas', async () => {
+    const prefix = `t-${randomUUID()}`;
+    deployment = await start(prefix);
+    const token = await deployment.replicas[0]!.login();
+    const statuses = await burst(deployment, token, spread(60));
+    expect(statuses).toEqual(Array(60).fill(200));
+
+    const stats = deployment.simulator.controls.stats();
+    expect(stats.tokenCalls).toBe(1);
+    expect(stats.searchCalls).toBe(60);
+    // All three replicas sent the one token.
+    expect(new Set(stats.authorizationsSeen).size).toBe(1);
+    const upstreamToken = stats.authorizationsSeen[0]!.replace(/^Bearer /, '');
+    for (const r of deployment.replicas) expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared']);
+
+    // Redis holds the token sealed, under a hashed client id.
+    const { keys, text } = await redisContents(redis.url, prefix);
+    expect(keys.length).toBe(2);
+    expect(text).not.toContain(upstreamToken);
+    expect(text).not.toContain('gateway-under-test');
+  });
+
+  it('refreshes once when an early revocation is seen by all three replicas', async () => {
+    deployment = await start(`t-${randomUUID()}`);
+    const token = await deployment.replicas[0]!.login();
+    expect(await burst(deployment, token, spread(3))).toEqual([200, 200, 200]);
+    expect(deployment.simulator.controls.stats().tokenCalls).toBe(1);
+
+    deployment.simulator.controls.resetStats();
+    deployment.simulator.controls.revokeAllTokens();
+    const statuses = await burst(deployment, token, spread(30));
+    expect(statuses).toEqual(Array(30).fill(200));
+    expect(deployment.simulator.controls.stats().tokenCalls).toBe(1);
+    // Every replica met the 401 and dropped its copy; one of them refreshed for all.
+    for (const r of deployment.replicas) expect(events(r, 'upstream_token_invalidated')).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and comes back', () => {
+  let redis: OwnRedis;
+  let deployment: Replicas | undefined;
+  afterAll(async () => {
+    await deployment?.close();
+    await redis?.stop();
+  });
+
+  it('answers every search while Redis is down, each replica on its own token, and shares again once Redis is back', async () => {
+    redis = await startOwnRedis();
+    const prefix = `t-${randomUUID()}`;
+    deployment = await startReplicas(3, { env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) } });
+    const { simulator, replicas } = deployment;
+    const token = await replicas[0]!.login();
+    expect(await burst(deployment, token, spread(3))).toEqual([200, 200, 200]);
+    expect(simulator.controls.stats().tokenCalls).toBe(1);
+
+    // Traffic on every replica; Redis is killed in the middle of it, then the upstream revokes the token.
+    const results: Array<{ status: number; ms: number }> = [];
+    let running = true;
+    const workers = replicas.flatMap((replica) =>
+      [0, 1].map(async () => {
+        while (running) {
+          const started = performance.now();
+          const res = await replica.search(nextNumber(), token);
+          await res.arrayBuffer();
+          results.push({ status: res.status, ms: performance.now() - started });
+        }
+      }),
+    );
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    await pause(300);
+    await redis.stop();
+    await pause(300);
+    simulator.controls.resetStats();
+    simulator.controls.revokeAllTokens();
+    await pause(800);
+    running = false;
+    await Promise.all(workers);
+
+    expect(results.length).toBeGreaterThan(30);
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    expect(Math.max(...results.map((r) => r.ms))).toBeLessThan(REDIS_TIMEOUT_MS + MARGIN_MS);
+    // Each replica logged in on its own, once, and said once that the token store is down.
+    expect(simulator.controls.stats().tokenCalls).toBe(3);
+    for (const r of replicas) {
+      expect(events(r, 'shared_store_down').filter((l) => l.fields.store === 'token')).toHaveLength(1);
+      expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared', 'own']);
+    }
+
+    // Redis back on the same port, empty; the gateways are not restarted.
+    const readyBefore = replicas.map((r) => events(r, 'redis_ready').length);
+    redis = await startOwnRedis(redis.port);
+    for (let i = 0; i < 100 && replicas.some((r, j) => events(r, 'redis_ready').length <= readyBefore[j]!); i++) await pause(50);
+    for (const [j, r] of replicas.entries()) expect(events(r, 'redis_ready').length).toBeGreaterThan(readyBefore[j]!);
+
+    // The next refresh (another revocation) goes through Redis again: one login for the three.
+    simulator.controls.resetStats();
+    simulator.controls.revokeAllTokens();
+    expect(await burst(deployment, token, spread(30))).toEqual(Array(30).fill(200));
+    expect(simulator.controls.stats().tokenCalls).toBe(1);
+    expect((await redisContents(redis.url, prefix)).keys).toHaveLength(2);
+    for (const r of replicas) {
+      expect(events(r, 'shared_store_up').filter((l) => l.fields.store === 'token')).toHaveLength(1);
+      expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared', 'own', 'shared']);
+    }
+  });
+});
