@@ -224,7 +224,7 @@ describe('simulator search endpoint', () => {
     expect(stats.authorizationsSeen).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(stats.searchByNumber).toEqual({ [SAMPLE_NUMBERS.mobile]: 2, [SAMPLE_NUMBERS.unlisted]: 1 });
     controls.resetStats();
-    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [] });
+    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], hugeBodyBytesSent: 0 });
   });
 });
 

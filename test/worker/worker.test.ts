@@ -51,7 +51,7 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(simulator.controls.stats().authorizationsSeen.some((a) => a.includes(access_token))).toBe(false);
   });
 
-  it('refuses a login body over REQUEST_MAX_BODY_BYTES with 413 problem+json, declared or chunked', async () => {
+  it('refuses a login body declared larger than REQUEST_MAX_BODY_BYTES with 413 problem+json', async () => {
     const declared = await fetch(`${base}/token/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -59,17 +59,6 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     });
     expect(declared.status).toBe(413);
     expect(declared.headers.get('content-type')).toBe('application/problem+json');
-    // Chunked over a raw socket: a Fetch client may see the early answer's connection reset before it reads it.
-    const open = await openSocket(base);
-    const piece = 'x'.repeat(1024);
-    open.socket.write('POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n');
-    open.socket.write(`${Array.from({ length: 8 }, () => `400\r\n${piece}\r\n`).join('')}0\r\n\r\n`);
-    const deadline = Date.now() + 5000;
-    while (parseRawResponse(open.received()) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    open.socket.destroy();
-    const chunked = parseRawResponse(open.received());
-    expect(chunked?.status).toBe(413);
-    expect(chunked?.headers['content-type']).toBe('application/problem+json');
   });
 
   it('refuses an impossible number with 400 problem+json and no upstream call', async () => {
@@ -97,5 +86,21 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+  });
+
+  // Last on purpose: after a chunked body is refused early, wrangler dev's proxy answers the next request 503
+  // "Your worker restarted mid-request" (reproduced; not known to happen on the Cloudflare edge; README, Security).
+  it('refuses a chunked login body over REQUEST_MAX_BODY_BYTES with 413 problem+json', async () => {
+    // Over a raw socket: a Fetch client may see the early answer's connection reset before it reads it.
+    const open = await openSocket(base);
+    const piece = 'x'.repeat(1024);
+    open.socket.write('POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n');
+    open.socket.write(`${Array.from({ length: 8 }, () => `400\r\n${piece}\r\n`).join('')}0\r\n\r\n`);
+    const deadline = Date.now() + 5000;
+    while (parseRawResponse(open.received()) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    open.socket.destroy();
+    const chunked = parseRawResponse(open.received());
+    expect(chunked?.status).toBe(413);
+    expect(chunked?.headers['content-type']).toBe('application/problem+json');
   });
 });
