@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // These run inside workerd: vitest.workers.config.ts (`npm run test:workerd`).
+    exclude: ['test/workerd/**', '**/node_modules/**'],
     environment: 'node',
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -9,6 +9,7 @@ import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './err
 import { accessLog } from './middleware/access-log.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
+import { adminUsageRoutes } from './routes/admin-usage.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -39,6 +40,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
   app.route('/', adminCacheRoutes(services));
+  app.route('/', adminUsageRoutes(services));
   // Anonymous and restricted: only its page and one search, one provider, tablets and larger, rate limited.
   app.route('/', consoleRoutes(services));
 

@@ -31,16 +31,17 @@ function configErrorOf(problems: ConfigProblem[]): ConfigError {
 const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'] as const;
 
 // One message for every way a number can be wrong: it says what is allowed.
-const int = (min: number, max: number, fallback: number) => {
+const wholeNumber = (min: number, max: number) => {
   const allowed = `must be a whole number from ${min} to ${max}`;
   return z
     .string()
     .trim()
     .regex(/^\d+$/, allowed)
     .transform(Number)
-    .pipe(z.number().int().min(min, allowed).max(max, allowed))
-    .default(fallback);
+    .pipe(z.number().int().min(min, allowed).max(max, allowed));
 };
+
+const int = (min: number, max: number, fallback: number) => wholeNumber(min, max).default(fallback);
 
 const httpUrl = z
   .string()
@@ -79,6 +80,26 @@ const clientList = z
     }
     return clients;
   });
+
+/** `id:N,id2:N`: a per-caller daily number (CLIENT_UPSTREAM_QUOTAS). */
+const quotaList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const quotas = new Map<string, number>();
+    for (const entry of (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9._-]{1,64}):(\d{1,12})$/.exec(entry);
+      if (!m) {
+        ctx.addIssue({ code: 'custom', message: 'each entry must be id:N (a whole number of upstream calls per day)' });
+        return z.NEVER;
+      }
+      quotas.set(m[1]!, Number(m[2]));
+    }
+    return quotas;
+  });
+
+/** Unset means "no limit". */
+const optionalInt = (min: number, max: number) => wholeNumber(min, max).optional();
 
 const secretKey = z.string().refine((v) => new TextEncoder().encode(v).length >= 32, 'must be at least 32 bytes');
 
@@ -127,6 +148,16 @@ const schema = z.object({
     .transform((v) => (v ? v : undefined)),
   REDIS_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid'),
   REDIS_TIMEOUT_MS: int(10, 10_000, 250),
+  CLIENT_RATE_PER_MINUTE: int(1, 10_000_000, 600),
+  CLIENT_UPSTREAM_QUOTA_PER_DAY: optionalInt(0, 1_000_000_000),
+  CLIENT_UPSTREAM_QUOTAS: quotaList,
+  UPSTREAM_BUDGET_PER_DAY: optionalInt(0, 1_000_000_000),
+  UPSTREAM_MAX_CONCURRENCY: int(1, 10_000, 32),
+  UPSTREAM_MAX_QUEUE: int(0, 100_000, 256),
+  UPSTREAM_COOLDOWN_SECONDS: int(1, 86_400, 30),
+  UPSTREAM_BREAKER_FAILURES: int(1, 1_000, 5),
+  UPSTREAM_BREAKER_OPEN_SECONDS: int(1, 3_600, 10),
+  QUOTA_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
   TRUST_PROXY_HOPS: int(0, 10, 0),
   CACHE_MAX_BYTES: int(1024, 16 * 1024 ** 3, 64 * 1024 ** 2),
   CACHE_TTL_SECONDS: int(0, 31_536_000, 86_400),
@@ -192,6 +223,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Shared state in Redis (REDIS_URL): key prefix (several deployments can share one Redis) and command timeout. */
   redis: { keyPrefix: string; timeoutMs: number };
+  /** The cost guard (README "Cost control"). */
+  guard: GuardConfig;
   trustProxyHops: number;
   cache: {
     maxBytes: number;
@@ -206,6 +239,22 @@ export interface Config {
   /** Bounds an outsider can push against (README, "Security"). */
   http: { maxBodyBytes: number; headersTimeoutSeconds: number; requestTimeoutSeconds: number; maxConnections: number };
   login: { failuresPerClient: number; failuresPerAddress: number; failureWindowSeconds: number };
+}
+
+export interface GuardConfig {
+  /** Authenticated searches per registered client per minute, every answer counting. */
+  ratePerMinute: number;
+  /** Upstream calls per caller per UTC day: the override of CLIENT_UPSTREAM_QUOTAS, else the default (registered clients only). */
+  quotaPerDay: number | undefined;
+  quotas: Map<string, number>;
+  /** Upstream calls per UTC day for all callers together, the console included. */
+  budgetPerDay: number | undefined;
+  maxConcurrency: number;
+  maxQueue: number;
+  cooldownSeconds: number;
+  breakerFailures: number;
+  breakerOpenSeconds: number;
+  onStoreError: 'memory' | 'open' | 'closed';
 }
 
 /** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
@@ -256,6 +305,10 @@ export function parseConfig(env: EnvSource): Config {
   if (upstream && e.GATEWAY_CLIENTS.size === 0) {
     problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
   }
+  const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find((id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id));
+  if (unknownQuota !== undefined && e.GATEWAY_CLIENTS.size > 0) {
+    problems.push({ variable: 'CLIENT_UPSTREAM_QUOTAS', problem: `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"` });
+  }
   const unknownAdmin = e.GATEWAY_ADMIN_CLIENTS.find((id) => !e.GATEWAY_CLIENTS.has(id));
   if (unknownAdmin !== undefined && e.GATEWAY_CLIENTS.size > 0) {
     problems.push({ variable: 'GATEWAY_ADMIN_CLIENTS', problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS` });
@@ -296,6 +349,18 @@ export function parseConfig(env: EnvSource): Config {
     },
     redisUrl: e.REDIS_URL,
     redis: { keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
+    guard: {
+      ratePerMinute: e.CLIENT_RATE_PER_MINUTE,
+      quotaPerDay: e.CLIENT_UPSTREAM_QUOTA_PER_DAY,
+      quotas: e.CLIENT_UPSTREAM_QUOTAS,
+      budgetPerDay: e.UPSTREAM_BUDGET_PER_DAY,
+      maxConcurrency: e.UPSTREAM_MAX_CONCURRENCY,
+      maxQueue: e.UPSTREAM_MAX_QUEUE,
+      cooldownSeconds: e.UPSTREAM_COOLDOWN_SECONDS,
+      breakerFailures: e.UPSTREAM_BREAKER_FAILURES,
+      breakerOpenSeconds: e.UPSTREAM_BREAKER_OPEN_SECONDS,
+      onStoreError: e.QUOTA_ON_STORE_ERROR,
+    },
     trustProxyHops: e.TRUST_PROXY_HOPS,
     cache: {
       maxBytes: e.CACHE_MAX_BYTES,

@@ -13,7 +13,9 @@ import { createRequestRecorder, type RequestRecorder } from './observability/req
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
-import { createConsoleRateLimiter, type ConsoleRateLimiter, type RateLimitRedisClient } from './rate-limit/console-limiter.js';
+import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/console-limiter.js';
+import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
+import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -36,8 +38,6 @@ export interface RuntimeDeps {
   peerAddress: (c: Context) => string | undefined;
   /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
   requestTarget?: (c: Context) => string | undefined;
-  /** A connected ioredis client when REDIS_URL is set (Node only): the console's limits are shared through it. */
-  redis?: RateLimitRedisClient;
   /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
   syncHmac?: SyncHmac;
   /**
@@ -49,6 +49,8 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
+  /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
+  onRequest?: RequestRecorder | undefined;
 }
 
 export interface Services {
@@ -75,6 +77,8 @@ export interface Services {
   lookupCache: LookupCache;
   /** Limits, quotas and budgets: shared by the deployment when the runtime provides a store, else this process's. */
   counters: CounterStore;
+  /** The cost guard of the paid upstream: client rates, quotas, budget, concurrency, 429 cooldown, breaker. */
+  guard: CostGuard;
   background: RunInBackground;
 }
 
@@ -92,6 +96,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     timeoutMs: upstream.timeoutMs,
     expiresInUnit: upstream.expiresInUnit,
     refreshAheadSeconds: upstream.refreshAheadSeconds,
+    background: runtime.background,
     clock,
     telemetry,
     logger,
@@ -108,15 +113,33 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     logger,
   });
-  const lookupCache = createLookupCache({
-    load: (e164) => search.search(e164),
+  const background = runtime.background ?? inProcess;
+  const counters = runtime.counters ?? createMemoryCounterStore({ clock });
+  // One health per shared store, shared by its users: one log line and one metric move per transition.
+  const counterHealth = runtime.counters ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry }) : undefined;
+  const countersWhenDown = (mode: CounterStoreErrorMode) =>
+    counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters;
+  const guard = createCostGuard({
+    config: config.guard,
+    timeoutMs: upstream.timeoutMs,
+    clients: [...config.clients.keys()],
+    // Rates and search counts are counted here first anyway: while the store is down they stay per process.
+    counters: countersWhenDown('memory'),
+    quotaCounters: countersWhenDown(config.guard.onStoreError),
     clock,
+    telemetry,
+    background,
+  });
+  const lookupCache = createLookupCache({
+    // Runs only for a real upstream call (not for hits, stale answers or joiners): the one place to charge it.
+    load: guard.guardLoad((e164, deadline) => search.search(e164, { deadline })),
+    clock,
+    background: runtime.background,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
   });
   const clients = createClientRegistry(config.clients);
-  const counters = runtime.counters ?? createMemoryCounterStore({ clock });
   const loginHasher = createKeyedHasher({ key: `login-throttle:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
@@ -129,12 +152,13 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     metrics: runtime.metrics,
     numberHasher,
-    recordRequest: createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }),
+    recordRequest: withRequestHook(createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }), runtime.onRequest),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     consoleLimiter: createConsoleRateLimiter({
       ...config.console.rate,
-      redis: runtime.redis,
+      counters,
+      health: counterHealth,
       logger,
       telemetry,
       clock,
@@ -149,20 +173,28 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       clock,
     }),
     loginThrottle: createLoginThrottle({
-      counters,
+      // While the shared store is down, each process counts failed logins alone.
+      counters: countersWhenDown('memory'),
       failuresPerClient: config.login.failuresPerClient,
       failuresPerAddress: config.login.failuresPerAddress,
       windowSeconds: config.login.failureWindowSeconds,
       keyOf: (text) => loginHasher.hash(text),
       clock,
-      logger,
-      telemetry,
     }),
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ cache: lookupCache, telemetry }),
+    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure }),
     lookupCache,
     counters,
-    background: runtime.background ?? inProcess,
+    guard,
+    background,
+  };
+}
+
+function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {
+  if (!hook) return record;
+  return function recordRequest(r) {
+    record(r);
+    hook(r);
   };
 }

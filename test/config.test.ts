@@ -87,3 +87,40 @@ describe('configuration', () => {
     expect(config.upstream?.maxBodyBytes).toBe(1024 * 1024);
   });
 });
+
+describe('cost guard configuration', () => {
+  it('has the documented defaults: a rate, no quota, no budget', () => {
+    expect(parseConfig(full).guard).toEqual({
+      ratePerMinute: 600,
+      quotaPerDay: undefined,
+      quotas: new Map(),
+      budgetPerDay: undefined,
+      maxConcurrency: 32,
+      maxQueue: 256,
+      cooldownSeconds: 30,
+      breakerFailures: 5,
+      breakerOpenSeconds: 10,
+      onStoreError: 'memory',
+    });
+  });
+
+  it('reads quotas, overrides (the console included) and the budget', () => {
+    const g = parseConfig({ ...full, CLIENT_UPSTREAM_QUOTA_PER_DAY: '100', CLIENT_UPSTREAM_QUOTAS: 'pbx:5, console:0', UPSTREAM_BUDGET_PER_DAY: '1000', QUOTA_ON_STORE_ERROR: 'closed' }).guard;
+    expect(g.quotaPerDay).toBe(100);
+    expect([...g.quotas]).toEqual([['pbx', 5], ['console', 0]]);
+    expect(g.budgetPerDay).toBe(1000);
+    expect(g.onStoreError).toBe('closed');
+  });
+
+  it.each([
+    [{ CLIENT_UPSTREAM_QUOTAS: 'crm=5' }, 'CLIENT_UPSTREAM_QUOTAS', /id:N/],
+    [{ CLIENT_UPSTREAM_QUOTAS: 'nobody:5' }, 'CLIENT_UPSTREAM_QUOTAS', /"nobody" is neither/],
+    [{ UPSTREAM_BUDGET_PER_DAY: '-1' }, 'UPSTREAM_BUDGET_PER_DAY', /whole number/],
+    [{ UPSTREAM_MAX_CONCURRENCY: '0' }, 'UPSTREAM_MAX_CONCURRENCY', /must be a whole number from 1 to /],
+    [{ QUOTA_ON_STORE_ERROR: 'maybe' }, 'QUOTA_ON_STORE_ERROR', /memory, open, closed/],
+  ])('refuses %o naming %s', (env, variable, problem) => {
+    const err = errorOf({ ...full, ...env });
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(problem);
+  });
+});

@@ -7,6 +7,7 @@ import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-lim
 import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
 import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
+import { consoleSearchAccounting } from '../guard/search-guard.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
 import { consoleExamples } from './examples.js';
@@ -40,7 +41,7 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
   [ICON_PATH, 'asset'],
 ]);
 
-export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'>;
+export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard' | 'logger' | 'clock'>;
 
 /** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
 const PROVIDER_WARNING_EVERY_MS = 10 * 60_000;
@@ -74,7 +75,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get(ICON_PATH, (c) => c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }));
 
-  app.get(CONSOLE_SEARCH_PATH, async (c) => {
+  app.get(CONSOLE_SEARCH_PATH, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

@@ -76,6 +76,8 @@ export interface LookupCacheOptions {
    */
   load: (e164: string, context: LookupContext) => Promise<LoadedAnswer>;
   clock: Clock;
+  /** Keeps a stale-while-revalidate refresh alive after the response (Workers: ctx.waitUntil); default in process. */
+  background?: (work: Promise<unknown>) => void;
   maxBytes: number;
   ttlSeconds: number;
   negativeTtlSeconds: number;
@@ -144,8 +146,12 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   });
 
   function refreshInBackground(e164: string, context: LookupContext): void {
-    // Returns the stale value at once; joins a refresh already running instead of starting another.
-    lru.fetch(e164, { forceRefresh: true, allowStale: true, context }).catch(() => {});
+    // Joins a refresh already running instead of starting another; readers keep getting the stale value meanwhile.
+    // The promise settles when the refresh does (allowStale would settle it at once with the stale value), so the
+    // runtime keeps the refresh alive until then.
+    const refresh = lru.fetch(e164, { forceRefresh: true, allowStale: false, context });
+    if (options.background) options.background(refresh);
+    else refresh.catch(() => {});
   }
 
   async function readSlow(e164: string, seen: CachedAnswer | undefined, now: number, context: LookupContext): Promise<CacheRead> {

@@ -26,6 +26,11 @@ export interface LookupService {
 export interface LookupServiceOptions {
   cache: LookupCache;
   telemetry?: Telemetry;
+  /**
+   * True when a failed read failed for a reason of another caller whose load this one joined (their quota):
+   * the read is then made once more, as this caller's own.
+   */
+  othersFailure?: (err: unknown, context: LookupContext) => boolean;
 }
 
 /** The cache's name in `Cache-Status`. */
@@ -91,7 +96,12 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
     async lookup(e164, context) {
       let read: CacheRead;
       try {
-        read = await cache.read(e164, context);
+        try {
+          read = await cache.read(e164, context);
+        } catch (err) {
+          if (!options.othersFailure?.(err, context)) throw err;
+          read = await cache.read(e164, context);
+        }
       } catch (err) {
         telemetry.cacheLookup('miss');
         throw withCacheStatus(err);

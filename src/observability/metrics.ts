@@ -12,12 +12,13 @@ import type {
   UpstreamEndpoint,
   UpstreamOutcome,
 } from './telemetry.js';
+import { createGuardMetrics, type GuardStatus } from './guard-metrics.js';
 
 export const METRIC_PREFIX = 'callerid_gateway_';
 
 export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error'];
 export const UPSTREAM_ENDPOINTS: readonly UpstreamEndpoint[] = ['token', 'search'];
-export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorized', 'client_error', 'server_error', 'timeout', 'network', 'malformed'];
+export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorized', 'client_error', 'server_error', 'timeout', 'network', 'malformed', 'rate_limited'];
 export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
 export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
 export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
@@ -37,6 +38,8 @@ export interface MetricSources {
   /** Upstream token expiry (epoch ms, null when none held) and consecutive refresh failures. */
   tokenStatus?: () => { expiresAt: number | null; consecutiveFailures: number };
   cacheStats?: () => { entries: number; bytes: number };
+  /** The cost guard's breaker, cooldown, concurrency and the day's quota and budget use. */
+  guardStatus?: () => GuardStatus;
 }
 
 export interface GatewayMetrics {
@@ -203,7 +206,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     return labels;
   };
 
+  const guard = createGuardMetrics(registry, name, () => sources.guardStatus?.());
+
   const telemetry: Telemetry = {
+    ...guard,
     upstreamCall(endpoint, outcome, seconds) {
       upstreamCalls.inc({ endpoint, outcome });
       upstreamDuration.observe({ endpoint }, seconds);

@@ -3,13 +3,22 @@
 import type { SharedStoreName } from '../shared-state/store-unavailable.js';
 
 export type UpstreamEndpoint = 'token' | 'search';
-export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed';
+export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
 export type TokenRefreshResult = 'ok' | 'error';
 export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
 export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error';
 export type RateLimitScope = 'address' | 'total';
 export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
 export type { SharedStoreName };
+/** What one search answered, per caller: the cache's result, or which guard refused it. */
+export type SearchResult = CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
+/** Which daily limit refused an upstream call. */
+export type QuotaScope = 'quota' | 'budget';
+/**
+ * A caller as a metric label: a registered client id or `console`, never anything a request made up
+ * (the guard checks against GATEWAY_CLIENTS before it reports).
+ */
+export type CallerLabel = string;
 
 export interface Telemetry {
   upstreamCall(endpoint: UpstreamEndpoint, outcome: UpstreamOutcome, seconds: number): void;
@@ -21,6 +30,16 @@ export interface Telemetry {
   sharedStore(store: SharedStoreName, up: boolean): void;
   /** One operation fell back to per-process state because its shared store failed. */
   sharedStoreFallback(store: SharedStoreName): void;
+  /** One search answered (or refused) for a caller. */
+  clientSearch(client: CallerLabel, result: SearchResult): void;
+  /** One upstream search call made on a caller's behalf (whatever its outcome). */
+  clientUpstreamCall(client: CallerLabel): void;
+  /** An upstream call refused by a caller's daily quota or the deployment's budget. */
+  quotaRejected(client: CallerLabel, scope: QuotaScope): void;
+  /** The circuit breaker opened (consecutive failures, or a failed trial). */
+  breakerOpened(): void;
+  /** The upstream answered 429 and the gateway stopped calling it for a while. */
+  upstreamCooldown(): void;
 }
 
 export const noopTelemetry: Telemetry = {
@@ -31,4 +50,9 @@ export const noopTelemetry: Telemetry = {
   consoleRefused() {},
   sharedStore() {},
   sharedStoreFallback() {},
+  clientSearch() {},
+  clientUpstreamCall() {},
+  quotaRejected() {},
+  breakerOpened() {},
+  upstreamCooldown() {},
 };

@@ -1,23 +1,20 @@
-// The console's anonymous rate limits: per client address and a total budget, in memory or in Redis.
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// The console's anonymous rate limits: per client address and a total budget, on the counter-store port
+// (memory per process, Redis across replicas, Durable Objects on Workers).
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitScope, Telemetry } from '../observability/telemetry.js';
+import type { CounterState, CounterStore } from '../shared-state/counter-store.js';
+import { createFallbackCounterStore, type CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';
+import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 
 /**
- * What the store does when Redis cannot be reached:
- * - `memory`: count on this replica only (rate-limiter-flexible's insurance limiter), so the upstream
- *   stays protected, at worst by N replicas times the limit;
+ * What the limits do when the shared counter store cannot be reached:
+ * - `memory`: count on this replica only, so the upstream stays protected, at worst by N replicas times the limit;
  * - `open`: do not count, every request passes (availability first);
  * - `closed`: refuse console searches with 503 (cost control first).
  */
-export type StoreErrorMode = 'memory' | 'open' | 'closed';
-
-/** An ioredis client (created by the Node runtime); the core only hands it to RateLimiterRedis. */
-export interface RateLimitRedisClient {
-  readonly status: string;
-}
+export type StoreErrorMode = CounterStoreErrorMode;
 
 export interface RateLimitState {
   limit: number;
@@ -44,15 +41,18 @@ export interface ConsoleRateLimiterOptions {
   total: number;
   windowSeconds: number;
   onStoreError: StoreErrorMode;
+  /** Prefix of the counter keys (CONSOLE_RATE_KEY_PREFIX), so several deployments can share one store. */
   keyPrefix: string;
-  /** Absent: memory per process (Node without REDIS_URL) or per isolate (Workers). */
-  redis?: RateLimitRedisClient | undefined;
+  /** The counter store: a memory one (per process or isolate) is used as is; a shared one gets `onStoreError` applied. */
+  counters: CounterStore;
+  /** The shared counter store's health, shared with its other users (one log line per transition). */
+  health?: StoreHealth | undefined;
   logger: Logger;
   telemetry: Telemetry;
   clock: Clock;
   /**
-   * The store key for an address: a keyed hash, so neither memory nor a shared Redis holds client
-   * addresses in clear. Every replica sharing a Redis must use the same key.
+   * The store key for an address: a keyed hash, so neither memory nor a shared store holds client
+   * addresses in clear. Every replica sharing a store must use the same key.
    */
   keyOf: (address: string) => Promise<string>;
 }
@@ -62,7 +62,8 @@ const TOTAL_KEY = 'all';
 const UNKNOWN_ADDRESS = 'unknown';
 
 export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): ConsoleRateLimiter {
-  const { perAddress, total, windowSeconds, onStoreError, redis, logger, telemetry, clock } = options;
+  const { perAddress, total, windowSeconds, onStoreError, logger, telemetry, clock } = options;
+  const windowMs = windowSeconds * 1000;
   const lastLogged = new Map<string, number>();
 
   /** One line per kind of event per 30 s: an outage must not flood the logs. Never the address. */
@@ -70,88 +71,78 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
     const now = clock();
     if (now - (lastLogged.get(kind) ?? -Infinity) < LOG_EVERY_MS) return;
     lastLogged.set(kind, now);
-    logger.warn({ event: kind, store: 'redis', mode: onStoreError, ...fields }, msg);
+    logger.warn({ event: kind, store: options.counters.kind, mode: onStoreError, ...fields }, msg);
   }
 
-  function counter(name: string, points: number): RateLimiterAbstract {
-    const base = { keyPrefix: `${options.keyPrefix}:${name}`, points, duration: windowSeconds };
-    if (!redis) return new RateLimiterMemory(base);
-    let insuranceLimiter: RateLimiterMemory | undefined;
-    if (onStoreError === 'memory') {
-      insuranceLimiter = new RateLimiterMemory(base);
-      // The insurance limiter is only asked when Redis failed: that is the moment to say so.
-      for (const method of ['consume', 'get'] as const) {
-        const original = insuranceLimiter[method].bind(insuranceLimiter) as (...args: unknown[]) => Promise<RateLimiterRes | null>;
-        (insuranceLimiter as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-          logOnce('rate_limit_store_fallback', {}, 'console rate limits: Redis unreachable, counting in memory on this replica');
-          return original(...args);
-        };
-      }
-    }
-    return new RateLimiterRedis({ ...base, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter });
-  }
+  const counters =
+    options.counters.kind === 'memory'
+      ? options.counters
+      : createFallbackCounterStore({
+          shared: options.counters,
+          mode: onStoreError,
+          health: options.health ?? createStoreHealth({ store: 'counter', kind: options.counters.kind, logger, telemetry }),
+          clock,
+          onStoreError(err) {
+            if (onStoreError === 'memory') {
+              logOnce('rate_limit_store_fallback', {}, 'console rate limits: shared store unreachable, counting in memory on this replica');
+            } else {
+              const reason = err.message.slice(0, 200);
+              logOnce('rate_limit_store_error', { reason }, `console rate limits: shared store unreachable, failing ${onStoreError}`);
+            }
+          },
+        });
 
-  const byAddress = counter('addr', perAddress);
-  const overall = counter('total', total);
-
-  const stateOf = (res: RateLimiterRes | null, limit: number): RateLimitState =>
-    res === null
-      ? { limit, remaining: limit, resetSeconds: windowSeconds }
-      : { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)) };
+  const full = (limit: number): RateLimitState => ({ limit, remaining: limit, resetSeconds: windowSeconds });
+  const stateOf = (counted: CounterState | null, limit: number): RateLimitState =>
+    counted === null
+      ? full(limit)
+      : { limit, remaining: Math.max(0, limit - counted.count), resetSeconds: Math.max(0, Math.ceil((counted.resetAt - clock()) / 1000)) };
 
   /** The policy closest to running out is the one a client needs to know about. */
   const tighter = (a: RateLimitState, t: RateLimitState): RateLimitState => (t.remaining < a.remaining ? t : a);
 
-  /** A store error (never a limit decision): the configured mode decides; returns the state to report. */
-  function storeFailed(err: unknown, limit: number): RateLimitState {
-    const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
-    logOnce('rate_limit_store_error', { reason }, `console rate limits: Redis unreachable, failing ${onStoreError === 'closed' ? 'closed' : 'open'}`);
-    if (onStoreError === 'closed') {
+  type Step = { ok: true; state: RateLimitState } | { ok: false; state: RateLimitState; retryAfterSeconds: number };
+
+  async function take(key: string, limit: number): Promise<Step> {
+    let decision;
+    try {
+      decision = await counters.consume(key, 1, limit, windowMs);
+    } catch (err) {
+      // Only `closed` lets a store error through (the other modes answered from memory or without counting).
       throw new GatewayError('unavailable', 'The console is paused because its rate limits cannot be checked right now. Try again shortly.', {
         headers: { 'retry-after': '10' },
         cause: err,
       });
     }
-    return { limit, remaining: limit, resetSeconds: windowSeconds };
+    const state = stateOf(decision, limit);
+    if (decision.allowed) return { ok: true, state };
+    return { ok: false, state, retryAfterSeconds: Math.max(1, state.resetSeconds) };
   }
 
-  type Step = { ok: true; state: RateLimitState } | { ok: false; state: RateLimitState; retryAfterSeconds: number };
-
-  async function take(limiter: RateLimiterAbstract, key: string, limit: number): Promise<Step> {
+  async function look(key: string, limit: number): Promise<RateLimitState> {
     try {
-      return { ok: true, state: stateOf(await limiter.consume(key), limit) };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        const state = stateOf(err, limit);
-        return { ok: false, state, retryAfterSeconds: Math.max(1, state.resetSeconds) };
-      }
-      return { ok: true, state: storeFailed(err, limit) };
-    }
-  }
-
-  async function look(limiter: RateLimiterAbstract, key: string, limit: number): Promise<RateLimitState> {
-    try {
-      return stateOf(await limiter.get(key), limit);
+      return stateOf(await counters.get(key), limit);
     } catch {
       // Reporting must not fail a page load; in closed mode the search itself will refuse.
-      return onStoreError === 'closed' ? { limit, remaining: 0, resetSeconds: windowSeconds } : { limit, remaining: limit, resetSeconds: windowSeconds };
+      return { limit, remaining: 0, resetSeconds: windowSeconds };
     }
   }
 
-  const keyFor = (address: string | undefined): Promise<string> =>
-    address === undefined ? Promise.resolve(UNKNOWN_ADDRESS) : options.keyOf(address);
+  const addressKey = async (address: string | undefined): Promise<string> =>
+    `${options.keyPrefix}:addr:${address === undefined ? UNKNOWN_ADDRESS : await options.keyOf(address)}`;
+  const totalKey = `${options.keyPrefix}:total:${TOTAL_KEY}`;
 
   return {
     policy: `${perAddress};w=${windowSeconds}, ${total};w=${windowSeconds}`,
 
     async consume(address) {
       // The address is checked first, so one client over its own limit cannot also drain the total budget.
-      const a = await take(byAddress, await keyFor(address), perAddress);
+      const a = await take(await addressKey(address), perAddress);
       if (!a.ok) {
         telemetry.rateLimited('address');
         return { allowed: false, scope: 'address', retryAfterSeconds: a.retryAfterSeconds, state: { ...a.state, resetSeconds: a.retryAfterSeconds } };
       }
-      const t = await take(overall, TOTAL_KEY, total);
+      const t = await take(totalKey, total);
       if (!t.ok) {
         telemetry.rateLimited('total');
         return { allowed: false, scope: 'total', retryAfterSeconds: t.retryAfterSeconds, state: { ...t.state, resetSeconds: t.retryAfterSeconds } };
@@ -160,7 +151,7 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
     },
 
     async peek(address) {
-      const [a, t] = await Promise.all([look(byAddress, await keyFor(address), perAddress), look(overall, TOTAL_KEY, total)]);
+      const [a, t] = await Promise.all([look(await addressKey(address), perAddress), look(totalKey, total)]);
       return tighter(a, t);
     },
   };

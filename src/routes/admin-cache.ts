@@ -7,10 +7,11 @@ import type { Services } from '../services.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
-function adminOnly(admins: ReadonlySet<string>): MiddlewareHandler<AppEnv> {
+/** After bearerAuth: 403 for clients not in GATEWAY_ADMIN_CLIENTS; `action` says what they may not do. */
+export function adminOnly(admins: ReadonlySet<string>, action = 'purge the cache'): MiddlewareHandler<AppEnv> {
   return async function adminOnly(c, next) {
     if (!admins.has(c.get('clientId'))) {
-      throw new GatewayError('forbidden', 'This client may not purge the cache (GATEWAY_ADMIN_CLIENTS).');
+      throw new GatewayError('forbidden', `This client may not ${action} (GATEWAY_ADMIN_CLIENTS).`);
     }
     await next();
   };

@@ -2,6 +2,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
 import { GatewayError } from '../errors.js';
+import { clientSearchGuard } from '../guard/search-guard.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
 import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
@@ -50,10 +51,10 @@ export function lookupHeaders(result: LookupResult): Record<string, string> {
   return headers;
 }
 
-export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup'>): Hono<AppEnv> {
+export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get('/v2/contacts/search', bearerAuth({ tokens: services.gatewayTokens }), async (c) => {
+  app.get('/v2/contacts/search', bearerAuth({ tokens: services.gatewayTokens }), clientSearchGuard(services.guard), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

@@ -4,6 +4,7 @@
 // entry), so errors, misses and stale entries always take the app's one code path.
 import type { LookupNote } from '../app-env.js';
 import type { Services } from '../services.js';
+import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import { lookupHeaders } from './contacts-search.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
@@ -55,8 +56,8 @@ function singleWhat(query: string): string | undefined {
   return found;
 }
 
-export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup'>): SearchHitPath {
-  const { gatewayTokens, normalizer, lookup } = services;
+export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>): SearchHitPath {
+  const { gatewayTokens, normalizer, lookup, guard } = services;
 
   return function searchHitPath(method, target, authorization, requestIdHeader) {
     if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined) return undefined;
@@ -66,11 +67,17 @@ export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | '
     const raw = singleWhat(target.slice(PREFIX.length));
     const e164 = raw === undefined ? undefined : normalizer.peek(raw);
     if (e164 === undefined) return undefined;
+    // Over the rate, the app answers the 429.
+    if (!guard.rate.allows(verified.clientId)) return undefined;
     const result = lookup.lookupFresh(e164);
     if (result === undefined) return undefined;
+    // Counted here, in memory (reconciled in the background): no network round trip on a hit.
+    const rate = guard.rate.take(verified.clientId);
+    guard.countSearch(verified.clientId, 'hit');
 
     const requestId = typeof requestIdHeader === 'string' && GOOD_REQUEST_ID.test(requestIdHeader) ? requestIdHeader : crypto.randomUUID();
     const headers = lookupHeaders(result);
+    Object.assign(headers, rateLimitHeaders(rate.state, guard.rate.policy));
     headers['x-request-id'] = requestId;
     return { headers, body: result.body, requestId, clientId: verified.clientId, lookup: { e164, cache: result.cache } };
   };

@@ -20,6 +20,7 @@ import { createNodeHttp } from './node-http.js';
 import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
+import { createRedisCounterStore } from './redis-counter-store.js';
 import { createRedisTokenStore } from './redis-token-store.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
@@ -74,7 +75,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     metrics,
     peerAddress: (c) => getConnInfo(c).remote.address,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
-    redis: redis?.client,
+    // Limits, quotas and the budget hold for every replica sharing this Redis.
+    counters: redis ? createRedisCounterStore({ client: redis.client, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock }) : undefined,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
         ? createRedisTokenStore({

@@ -41,7 +41,13 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
           throw err;
         });
         const type = res.headers['content-type'];
-        return { status: res.statusCode, contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null), body };
+        const retryAfter = res.headers['retry-after'];
+        return {
+          status: res.statusCode,
+          contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null),
+          body,
+          retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
+        };
       } catch (err) {
         if (err instanceof UpstreamTransportError) throw err;
         const code = (err as { code?: string }).code;

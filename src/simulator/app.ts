@@ -28,6 +28,10 @@ export interface SimulatorFaults {
    * Content-Length or chunked; null: the normal answer. For the gateway's bound on upstream answers.
    */
   hugeBody: { bytes: number; declareLength: boolean } | null;
+  /** Share (0..1) of searches answering 429 Too Many Requests (checked before errors and hangs). */
+  rateLimitRate: number;
+  /** The `Retry-After` value those 429s carry (seconds or an HTTP-date); null: none. */
+  rateLimitRetryAfter: string | null;
 }
 
 export interface SimulatorOptions extends Partial<SimulatorFaults> {
@@ -51,6 +55,11 @@ export interface SimulatorStats {
   authorizationsSeen: string[];
   /** Bytes of huge bodies (fault `hugeBody`) handed to the connection so far. */
   hugeBodyBytesSent: number;
+  /** Search calls being answered right now, and the most there ever were at once (since the last reset). */
+  searchesInFlight: number;
+  maxSearchesInFlight: number;
+  /** Search calls answered 429. */
+  rateLimitedCalls: number;
 }
 
 export interface SimulatorControls {
@@ -78,6 +87,8 @@ const DEFAULT_FAULTS: SimulatorFaults = {
   revokeTokensAfterMs: null,
   malformedToken: false,
   hugeBody: null,
+  rateLimitRate: 0,
+  rateLimitRetryAfter: null,
 };
 
 const INTERNAL_ERROR = { error: 'internal_error', message: 'Internal error, please contact support' } as const;
@@ -147,12 +158,17 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       },
     }, { highWaterMark: 0 });
   }
+  let searchesInFlight = 0;
+  let maxSearchesInFlight = 0;
+  let rateLimitedCalls = 0;
 
   function setFaults(partial: Partial<SimulatorFaults>): void {
     const next = { ...faults };
     for (const key of Object.keys(DEFAULT_FAULTS) as (keyof SimulatorFaults)[]) {
       if (partial[key] !== undefined) (next as Record<string, unknown>)[key] = partial[key];
     }
+    // null is a value here (no Retry-After), not "leave as is".
+    if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null) next.rateLimitRetryAfter = null;
     faults = next;
   }
 
@@ -213,6 +229,16 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   app.get('/v2/contacts/search', async function searchContacts(c) {
     searchCalls++;
+    searchesInFlight++;
+    maxSearchesInFlight = Math.max(maxSearchesInFlight, searchesInFlight);
+    try {
+      return await answerSearch(c);
+    } finally {
+      searchesInFlight--;
+    }
+  });
+
+  async function answerSearch(c: Context): Promise<Response> {
     const what = c.req.query('what');
     if (what !== undefined) searchByNumber.set(what, (searchByNumber.get(what) ?? 0) + 1);
     const authorization = c.req.header('authorization');
@@ -226,6 +252,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     if (!isUsable(tokens.get(match[1]), clock())) return unauthorized(c, true);
     if (!what) return c.json({ error: 'invalid_request', message: 'query parameter what is required' }, 400);
 
+    if (happens(faults.rateLimitRate)) {
+      rateLimitedCalls++;
+      if (faults.rateLimitRetryAfter !== null) c.header('Retry-After', faults.rateLimitRetryAfter);
+      return c.json({ error: 'too_many_requests', message: 'Too many requests' }, 429);
+    }
     if (happens(faults.hangRate)) {
       // Held open until the client gives up; the cap only bounds clients that never do.
       await sleep(hangCapMs, signal);
@@ -241,7 +272,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
     const results = index.lookup(toE164(what));
     return c.json({ query: { what }, total: results.length, results }, 200);
-  });
+  }
 
   app.notFound((c) => c.json({ error: 'not_found' }, 404));
   app.onError((_err, c) => c.json(INTERNAL_ERROR, 500));
@@ -256,6 +287,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchByNumber: Object.fromEntries(searchByNumber),
       authorizationsSeen: [...authorizationsSeen],
       hugeBodyBytesSent,
+      searchesInFlight,
+      maxSearchesInFlight,
+      rateLimitedCalls,
     }),
     resetStats: () => {
       tokenCalls = 0;
@@ -263,6 +297,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchByNumber = new Map();
       authorizationsSeen = [];
       hugeBodyBytesSent = 0;
+      maxSearchesInFlight = searchesInFlight;
+      rateLimitedCalls = 0;
     },
   };
 

@@ -15,6 +15,8 @@ export interface UpstreamResponse {
   status: number;
   contentType: string | null;
   body: string;
+  /** The `Retry-After` header, where the runtime's client reads it (a 429 is honoured by it). */
+  retryAfter?: string | null;
 }
 
 export interface UpstreamHttp {
@@ -90,7 +92,7 @@ export function createFetchHttp(fetchFn: typeof fetch, options: { maxBodyBytes?:
           await res.body?.cancel().catch(() => undefined);
           throw err;
         });
-        return { status: res.status, contentType: res.headers.get('content-type'), body };
+        return { status: res.status, contentType: res.headers.get('content-type'), body, retryAfter: res.headers.get('retry-after') };
       } catch (err) {
         if (err instanceof UpstreamTransportError) throw err;
         if (signal.aborted) {

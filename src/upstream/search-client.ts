@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
+import { parseRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 
 export interface UpstreamSearchResult {
@@ -13,8 +14,14 @@ export interface UpstreamSearchResult {
   contentType: string;
 }
 
+export interface SearchOptions {
+  /** Epoch ms (on the client's clock) the whole lookup must end by; default now + `timeoutMs`. */
+  deadline?: number;
+}
+
 export interface SearchClient {
-  search(e164: string): Promise<UpstreamSearchResult>;
+  /** Rejects with a GatewayError; an upstream 429 with an {@link UpstreamRateLimitedError} carrying its Retry-After. */
+  search(e164: string, options?: SearchOptions): Promise<UpstreamSearchResult>;
 }
 
 export interface SearchClientOptions {
@@ -86,8 +93,9 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
   }
 
   return {
-    async search(e164) {
-      const deadline = clock() + options.timeoutMs;
+    async search(e164, searchOptions = {}) {
+      // A caller that queued for a slot first hands in what is left of the lookup's deadline.
+      const deadline = searchOptions.deadline ?? clock() + options.timeoutMs;
       const url = `${searchUrl}?what=${encodeURIComponent(e164)}`;
 
       const firstToken = await tokenBefore(deadline);
@@ -113,6 +121,11 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
         return { body: res.body, contentType };
       }
 
+      if (res.status === 429) {
+        const retryAfterMs = parseRetryAfter(res.retryAfter, clock());
+        logger.warn({ event: 'upstream_search_rate_limited', retryAfterMs }, 'upstream answered 429');
+        throw new UpstreamRateLimitedError(retryAfterMs);
+      }
       logger.warn({ event: 'upstream_search_failed', status: res.status }, 'upstream search failed');
       throw new GatewayError('upstream_error', `the upstream answered ${res.status}`);
     },
@@ -130,6 +143,7 @@ function isJsonObject(body: string): boolean {
 
 function statusOutcome(status: number): UpstreamOutcome {
   if (status === 401) return 'unauthorized';
+  if (status === 429) return 'rate_limited';
   if (status >= 400 && status < 500) return 'client_error';
   return 'server_error';
 }

@@ -85,10 +85,12 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
       health.up();
       return shared;
     } catch (err) {
-      // The upstream refused or failed: not the store's fault; the caller backs off as without a store.
-      if (loginFailure !== undefined) {
+      // The upstream refused or failed: not the store's fault; the caller backs off as without a store. A store
+      // that logs in on its own side (the Workers Durable Object) rejects with the login's failure itself: only
+      // StoreUnavailableError means the store is down (the port's contract).
+      if (loginFailure !== undefined || !(err instanceof StoreUnavailableError)) {
         health.up();
-        throw loginFailure.error;
+        throw loginFailure !== undefined ? loginFailure.error : err;
       }
       health.down(err);
       // Logged in, then the store failed to publish: use that token here rather than log in again.

@@ -29,6 +29,8 @@ export interface TokenManager {
 
 export interface TokenManagerOptions extends TokenEndpointConfig {
   refreshAheadSeconds: number;
+  /** Keeps a refresh ahead of expiry alive after the response that started it (Workers: ctx.waitUntil). */
+  background?: (work: Promise<unknown>) => void;
   backoff?: { initialMs: number; maxMs: number };
   clock?: Clock;
   random?: () => number;
@@ -208,7 +210,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const held = current;
       if (usable(held, now)) {
         if (now >= held.refreshAt && pendingRefresh(now) === null && !inBackoff(now)) {
-          startRefresh('ahead', now);
+          const ahead = startRefresh('ahead', now);
+          options.background?.(ahead.promise);
         }
         return held.token;
       }

@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import type { LogFields, Logger } from '../../src/observability/logger.js';
-import type { Telemetry } from '../../src/observability/telemetry.js';
+import { noopTelemetry, type Telemetry } from '../../src/observability/telemetry.js';
 
 export interface CapturedLog {
   level: string;
@@ -22,6 +22,7 @@ export function captureLogger(): Logger & { lines: CapturedLog[] } {
 export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][] } {
   const events: unknown[][] = [];
   const telemetry: Telemetry = {
+    ...noopTelemetry,
     upstreamCall: (endpoint, outcome) => events.push(['upstreamCall', endpoint, outcome]),
     tokenRefresh: (result, reason) => events.push(['tokenRefresh', result, reason]),
     cacheLookup: () => {},

@@ -29,7 +29,7 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
     expect(a.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'))).toEqual([]);
     // Redis holds a keyed hash of the client address, never the address itself.
-    const keys = await redisKeys(`${env.CONSOLE_RATE_KEY_PREFIX}*`);
+    const keys = await redisKeys(`callerid:ctr:${env.CONSOLE_RATE_KEY_PREFIX}*`);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.join(' ')).not.toMatch(/127\.0\.0\.1|::1|localhost/);
   });
@@ -133,6 +133,6 @@ describe.skipIf(!redisServer)('console rate limits when Redis comes back', () =>
       status = (await consoleSearch(gw.gateway.url, NUMBER)).status;
     }
     expect(status).toBe(200);
-    expect((await redisKeys(`${prefix}*`, redis.url)).length).toBeGreaterThan(0);
+    expect((await redisKeys(`callerid:ctr:${prefix}*`, redis.url)).length).toBeGreaterThan(0);
   });
 });

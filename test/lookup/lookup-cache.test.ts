@@ -1,7 +1,7 @@
 // Unit tests of the lookup cache and service: a scripted upstream loader and a fake clock drive every window.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import type { CacheResult, Telemetry } from '../../src/observability/telemetry.js';
+import { noopTelemetry, type CacheResult, type Telemetry } from '../../src/observability/telemetry.js';
 import { createLookupCache, UNNAMED_CALLER, type LoadedAnswer, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
 import { createLookupService } from '../../src/lookup/lookup-service.js';
 
@@ -32,13 +32,8 @@ function setup(overrides: Partial<LookupCacheOptions> = {}) {
   };
   const results: CacheResult[] = [];
   const telemetry: Telemetry = {
-    upstreamCall() {},
-    tokenRefresh() {},
+    ...noopTelemetry,
     cacheLookup: (result) => void results.push(result),
-    rateLimited() {},
-    consoleRefused() {},
-    sharedStore() {},
-    sharedStoreFallback() {},
   };
   const cache = createLookupCache({
     load,
@@ -170,6 +165,24 @@ describe('lookup cache', () => {
     expect(fresh.cacheStatus).toBe('callerid-gateway; hit; ttl=600');
     expect(fresh.ageSeconds).toBe(0);
     expect(t.results).toEqual(['miss', 'stale', 'stale', 'stale', 'hit']);
+  });
+
+  it('hands a stale-while-revalidate refresh to the background hook, settling only when the refresh does', async () => {
+    const handed: Promise<unknown>[] = [];
+    const t = setup({ background: (work) => void handed.push(work) });
+    await t.service.lookup(NUMBER, UNNAMED_CALLER);
+    t.setMode('defer');
+    t.advance(610);
+    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toContain('detail=stale-while-revalidate');
+    expect(handed).toHaveLength(1);
+    let settled = false;
+    void handed[0]!.then(() => (settled = true));
+    await settle();
+    expect(settled).toBe(false);
+    t.pending[0]!.resolve({ body: listed(NUMBER), contentType: 'application/json' });
+    await settle();
+    expect(settled).toBe(true);
+    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toBe('callerid-gateway; hit; ttl=600');
   });
 
   it('keeps the stale entry when its background refresh fails', async () => {

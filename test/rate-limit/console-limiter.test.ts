@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { noopTelemetry, type RateLimitScope } from '../../src/observability/telemetry.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createConsoleRateLimiter, rateLimitHeaders } from '../../src/rate-limit/console-limiter.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
 
 const limiter = (perAddress: number, total: number, limited: RateLimitScope[] = []) =>
   createConsoleRateLimiter({
@@ -10,6 +11,7 @@ const limiter = (perAddress: number, total: number, limited: RateLimitScope[] = 
     windowSeconds: 60,
     onStoreError: 'memory',
     keyPrefix: 'unit',
+    counters: createMemoryCounterStore({ clock: Date.now }),
     logger: silentLogger,
     telemetry: { ...noopTelemetry, rateLimited: (scope) => void limited.push(scope) },
     clock: Date.now,

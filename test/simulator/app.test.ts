@@ -197,6 +197,34 @@ describe('simulator search endpoint', () => {
     expect(await res.json()).toEqual({ error: 'internal_error', message: 'Internal error, please contact support' });
   });
 
+  it('answers 429 with the configured Retry-After, or without one, and counts those calls', async () => {
+    const { app, controls } = createSimulator();
+    const token = await tokenFor(app);
+    controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '3' });
+    const limited = await search(app, SAMPLE_NUMBERS.mobile, token);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    controls.setFaults({ rateLimitRetryAfter: 'Wed, 21 Oct 2037 07:28:00 GMT' });
+    expect((await search(app, SAMPLE_NUMBERS.mobile, token)).headers.get('retry-after')).toBe('Wed, 21 Oct 2037 07:28:00 GMT');
+    controls.setFaults({ rateLimitRetryAfter: null });
+    const bare = await search(app, SAMPLE_NUMBERS.mobile, token);
+    expect(bare.status).toBe(429);
+    expect(bare.headers.get('retry-after')).toBeNull();
+    controls.setFaults({ rateLimitRate: 0 });
+    expect((await search(app, SAMPLE_NUMBERS.mobile, token)).status).toBe(200);
+    expect(controls.stats()).toMatchObject({ searchCalls: 4, rateLimitedCalls: 3 });
+  });
+
+  it('measures the most searches it was answering at once', async () => {
+    const { app, controls } = createSimulator({ latencyMs: 30 });
+    const token = await tokenFor(app);
+    await Promise.all(Array.from({ length: 5 }, () => search(app, SAMPLE_NUMBERS.mobile, token)));
+    await search(app, SAMPLE_NUMBERS.mobile, token);
+    expect(controls.stats()).toMatchObject({ searchesInFlight: 0, maxSearchesInFlight: 5 });
+    controls.resetStats();
+    expect(controls.stats().maxSearchesInFlight).toBe(0);
+  });
+
   it('holds a hung search open until the client aborts', async () => {
     const { app, controls } = createSimulator();
     const token = await tokenFor(app);
@@ -224,7 +252,7 @@ describe('simulator search endpoint', () => {
     expect(stats.authorizationsSeen).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(stats.searchByNumber).toEqual({ [SAMPLE_NUMBERS.mobile]: 2, [SAMPLE_NUMBERS.unlisted]: 1 });
     controls.resetStats();
-    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], hugeBodyBytesSent: 0 });
+    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], searchesInFlight: 0, maxSearchesInFlight: 0, rateLimitedCalls: 0, hugeBodyBytesSent: 0 });
   });
 });
 

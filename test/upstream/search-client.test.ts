@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { captureLogger, recordingTelemetry, rejection } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
 import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
+import { UpstreamRateLimitedError } from '../../src/upstream/rate-limited.js';
 import { createSearchClient } from '../../src/upstream/search-client.js';
 import { createTokenManager, type TokenManager } from '../../src/upstream/token-manager.js';
 
@@ -219,5 +220,33 @@ describe('createSearchClient', () => {
     const client = createSearchClient({ http, tokens: stuck, baseUrl: 'https://api.example', timeoutMs: 30 });
     expect((await rejection(client.search(NUMBER))).code).toBe('upstream_timeout');
     expect(searchCalls).toHaveLength(0);
+  });
+});
+
+describe('search client: an upstream 429', () => {
+  it('surfaces a 429 with its Retry-After in seconds, counted as rate_limited', async () => {
+    const { client, events } = setup(() => ({ ...answer(429, '{"error":"too_many_requests"}'), retryAfter: '3' }));
+    const err = await rejection(client.search(NUMBER));
+    expect(err).toBeInstanceOf(UpstreamRateLimitedError);
+    expect((err as UpstreamRateLimitedError).retryAfterMs).toBe(3_000);
+    expect(err.code).toBe('upstream_rate_limited');
+    expect(err.headers['retry-after']).toBe('3');
+    expect(events).toContainEqual(['upstreamCall', 'search', 'rate_limited']);
+  });
+
+  it('reads an HTTP-date Retry-After on the injected clock, and none as null', async () => {
+    const at = new Date(T0 + 42_000).toUTCString();
+    const dated = setup(() => ({ ...answer(429), retryAfter: at }));
+    expect(((await rejection(dated.client.search(NUMBER))) as UpstreamRateLimitedError).retryAfterMs).toBe(42_000);
+    const bare = setup(() => answer(429));
+    expect(((await rejection(bare.client.search(NUMBER))) as UpstreamRateLimitedError).retryAfterMs).toBeNull();
+  });
+
+  it('ends the lookup at a deadline handed in by a caller who queued first', async () => {
+    const { client, time, searchCalls } = setup(() => answer(200, RESULT_BODY));
+    await rejection(client.search(NUMBER, { deadline: time.now }));
+    expect(searchCalls).toHaveLength(0);
+    await client.search(NUMBER, { deadline: time.now + 500 });
+    expect(searchCalls[0]!.timeoutMs).toBe(500);
   });
 });

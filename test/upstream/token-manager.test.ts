@@ -121,6 +121,26 @@ describe('createTokenManager', () => {
     expect(s.events).toContainEqual(['tokenRefresh', 'ok', 'ahead']);
   });
 
+  it('hands a refresh ahead of expiry to the runtime background hook, settling when the refresh does', async () => {
+    const second = deferred<UpstreamResponse>();
+    const handed: Promise<unknown>[] = [];
+    const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise), { background: (work) => handed.push(work) });
+    await s.tokens.getToken();
+    expect(handed).toHaveLength(0);
+
+    s.time.now = REFRESH_AT;
+    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(handed).toHaveLength(1);
+    let settled = false;
+    void handed[0]!.then(() => (settled = true));
+    await flush();
+    expect(settled).toBe(false);
+    second.resolve(tokenOk('tok-2'));
+    await flush();
+    expect(settled).toBe(true);
+    expect(await s.tokens.getToken()).toBe('tok-2');
+  });
+
   it('makes callers wait for the refresh once the token is expired', async () => {
     const second = deferred<UpstreamResponse>();
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise));

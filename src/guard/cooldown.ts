@@ -1,0 +1,22 @@
+// An upstream 429 honoured: no upstream search call until its Retry-After (or UPSTREAM_COOLDOWN_SECONDS).
+import type { Clock } from '../clock.js';
+
+export interface Cooldown {
+  /** Starts (or extends) the wait after a 429; `retryAfterMs` null: the configured default. */
+  start(retryAfterMs: number | null): void;
+  /** Ms left (0: the upstream may be called). */
+  remainingMs(): number;
+}
+
+export function createCooldown(options: { defaultMs: number; clock: Clock; onStart?: () => void }): Cooldown {
+  const { clock } = options;
+  let until = 0;
+  return {
+    start(retryAfterMs) {
+      // Several calls in flight may all come back 429: the latest end wins, never an earlier one.
+      until = Math.max(until, clock() + (retryAfterMs ?? options.defaultMs));
+      options.onStart?.();
+    },
+    remainingMs: () => Math.max(0, until - clock()),
+  };
+}

@@ -1,0 +1,148 @@
+// The cost guard of the paid upstream, built once per process: the per-client rate, the guarded upstream load
+// (cooldown, breaker, quotas, budget, concurrency), what each caller searched today, and its usage report.
+import type { Clock } from '../clock.js';
+import type { GuardConfig } from '../config.js';
+import type { LookupContext } from '../lookup/lookup-cache.js';
+import type { GuardStatus } from '../observability/guard-metrics.js';
+import type { SearchResult, Telemetry } from '../observability/telemetry.js';
+import type { RunInBackground } from '../shared-state/background.js';
+import type { CounterStore } from '../shared-state/counter-store.js';
+import { createBulkhead } from './bulkhead.js';
+import { createCircuitBreaker, type BreakerSnapshot } from './circuit-breaker.js';
+import { createClientRate, type ClientRate } from './client-rate.js';
+import { createCooldown } from './cooldown.js';
+import { nextUtcMidnight, utcDay } from './day-window.js';
+import { createLocalCounters } from './local-counters.js';
+import { createUpstreamCharges, QuotaExhaustedError, type DailyUse } from './upstream-charges.js';
+import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-guard.js';
+
+export const CONSOLE_CLIENT = 'console';
+
+export interface CallerUsage {
+  id: string;
+  searches: number;
+  upstreamCalls: number;
+  quota: number | null;
+  remaining: number | null;
+}
+
+export interface UsageReport {
+  day: string;
+  resetsAt: string;
+  clients: CallerUsage[];
+  budget: { limit: number | null; used: number; remaining: number | null };
+  breaker: BreakerSnapshot & { retryAfterSeconds: number };
+  cooldown: { active: boolean; retryAfterSeconds: number };
+  concurrency: { limit: number; inFlight: number; queued: number };
+  store: CounterStore['kind'];
+}
+
+export interface CostGuard {
+  rate: ClientRate;
+  /** Wraps the upstream search into the cache's load. */
+  guardLoad(search: UpstreamSearch): CacheLoad;
+  /** One search answered or refused for `client`: metrics and today's search count (local, reconciled later). */
+  countSearch(client: string, result: SearchResult): void;
+  /** True for a refusal by another caller's quota (the lookup is then retried as the caller's own). */
+  othersFailure(err: unknown, context: LookupContext): boolean;
+  usage(): Promise<UsageReport>;
+  status(): GuardStatus;
+}
+
+export interface CostGuardOptions {
+  config: GuardConfig;
+  timeoutMs: number;
+  /** Registered client ids, in GATEWAY_CLIENTS order. */
+  clients: readonly string[];
+  /** Usage and rate counts (`memory` store-error mode: they keep counting here when the store is down). */
+  counters: CounterStore;
+  /** Quotas and budget (QUOTA_ON_STORE_ERROR applied). */
+  quotaCounters: CounterStore;
+  clock: Clock;
+  telemetry: Telemetry;
+  background: RunInBackground;
+}
+
+/** Reconciling the local counts with the store at most this often keeps it at a few commands per second. */
+const SYNC_INTERVAL_MS = 250;
+const secondsOf = (ms: number) => Math.ceil(ms / 1000);
+
+export function createCostGuard(options: CostGuardOptions): CostGuard {
+  const { config, clock, telemetry } = options;
+  const registered = new Set(options.clients);
+  const labelOf = (client: string) => (registered.has(client) || client === CONSOLE_CLIENT ? client : undefined);
+
+  const local = createLocalCounters({ store: options.counters, clock, background: options.background, intervalMs: SYNC_INTERVAL_MS });
+  const charges = createUpstreamCharges({
+    store: options.quotaCounters,
+    clock,
+    telemetry,
+    defaultQuota: config.quotaPerDay,
+    quotas: config.quotas,
+    budget: config.budgetPerDay,
+    isRegistered: (client) => registered.has(client),
+  });
+  const cooldown = createCooldown({ defaultMs: config.cooldownSeconds * 1000, clock, onStart: () => telemetry.upstreamCooldown() });
+  const breaker = createCircuitBreaker({ failures: config.breakerFailures, openMs: config.breakerOpenSeconds * 1000, clock, onOpen: () => telemetry.breakerOpened() });
+  const bulkhead = createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock });
+  // The day's name is formatted once a day, not once per search (the hit path counts every hit).
+  let day = { name: '', until: 0 };
+  const dayOf = (now: number): string => {
+    if (now >= day.until || now < day.until - 86_400_000) day = { name: utcDay(now), until: nextUtcMidnight(now) };
+    return day.name;
+  };
+  const searchesKey = (client: string, now: number) => `searches:${client}:${dayOf(now)}`;
+
+  async function callerUsage(id: string): Promise<CallerUsage> {
+    const key = searchesKey(id, clock());
+    const [{ used, limit }, stored]: [DailyUse, number] = await Promise.all([
+      charges.usage(id),
+      options.counters.get(key).then((s) => s?.count ?? 0, () => 0),
+    ]);
+    // The store has every replica's reconciled count; this process may know of searches not yet sent.
+    return { id, searches: Math.max(stored, local.peek(key)), upstreamCalls: used, quota: limit, remaining: limit === null ? null : Math.max(0, limit - used) };
+  }
+
+  return {
+    rate: createClientRate({ perMinute: config.ratePerMinute, counters: local, clock }),
+    guardLoad: (search) =>
+      guardUpstream(search, { cooldown, breaker, bulkhead, charges, clock, telemetry, timeoutMs: options.timeoutMs, labelOf }),
+    countSearch(client, result) {
+      const label = labelOf(client);
+      if (label === undefined) return;
+      telemetry.clientSearch(label, result);
+      const now = clock();
+      local.add(searchesKey(label, now), 1, day.until);
+    },
+    othersFailure: (err, context) => err instanceof QuotaExhaustedError && err.client !== context.client,
+    async usage() {
+      const now = clock();
+      // This process's count of today's searches is reconciled first, so the figure includes it.
+      await local.sync();
+      const [clients, budget] = await Promise.all([Promise.all([...options.clients, CONSOLE_CLIENT].map(callerUsage)), charges.budget()]);
+      const b = breaker.snapshot();
+      const cool = cooldown.remainingMs();
+      return {
+        day: utcDay(now),
+        resetsAt: new Date(nextUtcMidnight(now)).toISOString(),
+        clients,
+        budget: { limit: budget.limit, used: budget.used, remaining: budget.limit === null ? null : Math.max(0, budget.limit - budget.used) },
+        breaker: { ...b, retryAfterSeconds: secondsOf(b.retryInMs) },
+        cooldown: { active: cool > 0, retryAfterSeconds: secondsOf(cool) },
+        concurrency: { limit: config.maxConcurrency, inFlight: bulkhead.inFlight, queued: bulkhead.queued },
+        store: options.quotaCounters.kind,
+      };
+    },
+    status() {
+      const seen = charges.lastSeen();
+      return {
+        breaker: breaker.snapshot().state,
+        cooldownSeconds: cooldown.remainingMs() / 1000,
+        inFlight: bulkhead.inFlight,
+        queued: bulkhead.queued,
+        quotas: seen.quotas,
+        budget: seen.budget,
+      };
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// Every real upstream search call passes here (it wraps the cache's load, which only runs for one): an upstream
+// 429's cooldown, the circuit breaker, the caller's quota and the budget (reserved before the call, refunded
+// when it fails), and the bound on calls in flight. Cached answers never reach it, so they are always served.
+import type { Clock } from '../clock.js';
+import { GatewayError } from '../errors.js';
+import type { LoadedAnswer, LookupContext } from '../lookup/lookup-cache.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
+import type { Bulkhead } from './bulkhead.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import type { Cooldown } from './cooldown.js';
+import type { UpstreamCharges } from './upstream-charges.js';
+
+/** The upstream search itself, given the instant the whole lookup must end by. */
+export type UpstreamSearch = (e164: string, deadline: number) => Promise<LoadedAnswer>;
+export type CacheLoad = (e164: string, context: LookupContext) => Promise<LoadedAnswer>;
+
+export interface UpstreamGuardOptions {
+  cooldown: Cooldown;
+  breaker: CircuitBreaker;
+  bulkhead: Bulkhead;
+  charges: UpstreamCharges;
+  clock: Clock;
+  telemetry: Telemetry;
+  /** UPSTREAM_TIMEOUT_MS: a lookup's deadline, the queue wait included. */
+  timeoutMs: number;
+  /** The metric label of a caller: a registered id or `console`; undefined for anything else (not reported). */
+  labelOf: (client: string) => string | undefined;
+}
+
+const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
+
+function coolingDown(ms: number): GatewayError {
+  return new GatewayError('upstream_rate_limited', `The upstream asked the gateway to slow down; no new lookups for ${seconds(ms)} s. Cached answers are still served.`, {
+    headers: { 'retry-after': seconds(ms) },
+  });
+}
+
+function breakerOpen(ms: number): GatewayError {
+  return new GatewayError('upstream_unavailable', `The upstream failed repeatedly; the gateway tries it again in ${seconds(ms)} s. Cached answers are still served.`, {
+    headers: { 'retry-after': seconds(ms) },
+  });
+}
+
+export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOptions): CacheLoad {
+  const { cooldown, breaker, bulkhead, charges, clock, telemetry } = options;
+
+  /** Refusals that cost nothing: checked before anything is reserved, and again just before the call. */
+  function refuseIfClosed(): void {
+    const cool = cooldown.remainingMs();
+    if (cool > 0) throw coolingDown(cool);
+    const blocked = breaker.blockedForMs();
+    if (blocked > 0) throw breakerOpen(blocked);
+  }
+
+  return async function guardedLoad(e164, context) {
+    const deadline = clock() + options.timeoutMs;
+    refuseIfClosed();
+    const reservation = await charges.reserve(context.client);
+    let charged = false;
+    try {
+      const release = await bulkhead.acquire(deadline);
+      if (typeof release !== 'function') {
+        throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', { headers: { 'retry-after': '1' } });
+      }
+      try {
+        // The wait for a slot may have outlasted a cooldown's start or the breaker's opening.
+        refuseIfClosed();
+        const ticket = breaker.admit();
+        if (typeof ticket === 'number') throw breakerOpen(ticket);
+        const label = options.labelOf(context.client);
+        if (label !== undefined) telemetry.clientUpstreamCall(label);
+        try {
+          const answer = await search(e164, deadline);
+          ticket.success();
+          charged = true;
+          return answer;
+        } catch (err) {
+          if (err instanceof UpstreamRateLimitedError) {
+            ticket.neutral();
+            cooldown.start(err.retryAfterMs);
+            throw coolingDown(cooldown.remainingMs());
+          }
+          if (err instanceof GatewayError && (err.code === 'upstream_error' || err.code === 'upstream_timeout')) ticket.failure();
+          else ticket.neutral();
+          throw err;
+        }
+      } finally {
+        release();
+      }
+    } finally {
+      // A failed or refused call is not charged.
+      if (!charged) await reservation.refund();
+    }
+  };
+}

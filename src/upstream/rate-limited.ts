@@ -1,0 +1,25 @@
+// An upstream 429: how long it asked the gateway to wait (`Retry-After`, RFC 9110 section 10.2.3).
+import { GatewayError } from '../errors.js';
+
+/**
+ * Milliseconds to wait from `now`, or null when the value is absent or neither form: delay-seconds
+ * (`120`) or an HTTP-date (`Wed, 21 Oct 2015 07:28:00 GMT`; a date in the past means 0).
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
+  if (value === null || value === undefined) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only the date forms: Date.parse also takes "3" or "1 2" as dates.
+  if (!/^[A-Za-z]{3},? /.test(text) && !/^[A-Za-z]+day, /.test(text)) return null;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** The upstream answered 429; `retryAfterMs` is null when it did not say how long (UPSTREAM_COOLDOWN_SECONDS then). */
+export class UpstreamRateLimitedError extends GatewayError {
+  constructor(readonly retryAfterMs: number | null) {
+    super('upstream_rate_limited', 'the upstream is rate limiting the gateway', {
+      headers: retryAfterMs === null ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    });
+  }
+}

@@ -1,0 +1,45 @@
+// Helpers for the cost guard's integration tests: distinct numbers that each cost one upstream call, problem
+// bodies, an admin's view of /admin/usage, and a metric read from /metrics.
+import type { Stack } from './stack.js';
+
+/** The `i`th number of an Ofcom drama range: possible, unlisted in the simulator, one upstream call each. */
+export const missNumber = (i: number): string => `020 7946 ${String(1000 + i).slice(1)}`;
+
+export async function problemType(res: Response): Promise<string> {
+  const body = (await res.json()) as { type: string };
+  return body.type.replace(/^.*\/problems\//, '');
+}
+
+export interface UsageBody {
+  day: string;
+  resetsAt: string;
+  clients: { id: string; searches: number; upstreamCalls: number; quota: number | null; remaining: number | null }[];
+  budget: { limit: number | null; used: number; remaining: number | null };
+  breaker: { state: string; consecutiveFailures: number; retryAfterSeconds: number };
+  cooldown: { active: boolean; retryAfterSeconds: number };
+  concurrency: { limit: number; inFlight: number; queued: number };
+  store: string;
+}
+
+export async function usageOf(stack: Stack): Promise<UsageBody> {
+  const res = await fetch(`${stack.gateway.url}/admin/usage`, { headers: { authorization: `Bearer ${await stack.login('ops')}` } });
+  if (res.status !== 200) throw new Error(`/admin/usage answered ${res.status}`);
+  return (await res.json()) as UsageBody;
+}
+
+export async function metricValue(stack: Stack, series: string): Promise<number> {
+  const text = await (await fetch(`${stack.gateway.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? Number.NaN : Number(line.split(' ').at(-1));
+}
+
+/** Seconds from now to the next UTC midnight. */
+export const secondsToMidnight = (): number => Math.ceil((Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now()) / 1000);
+
+/** Waits out the last seconds of a clock minute, so a per-minute count does not roll over mid-test. */
+export async function awayFromMinuteEnd(): Promise<void> {
+  const into = Date.now() % 60_000;
+  if (into > 55_000) await new Promise((r) => setTimeout(r, 60_000 - into + 50));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

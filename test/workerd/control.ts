@@ -1,0 +1,67 @@
+// Helpers for the tests inside workerd: the simulator's control API (it runs in Node on a loopback port), the
+// Worker's bindings, and gateways built from them standing in for separate isolates.
+import { env } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { inject } from 'vitest';
+import type { SimulatorFaults, SimulatorStats } from '../../src/simulator/app.js';
+import { createWorkerGateway, type WorkerGateway } from '../../src/runtime/worker.js';
+import type { CounterObjectRpc } from '../../src/runtime/durable-objects/counter.js';
+import type { UpstreamTokenObjectRpc } from '../../src/runtime/durable-objects/upstream-token.js';
+import type { DurableObjectNamespace, ExecutionContext } from '../../src/runtime/workers-bindings.js';
+import { WORKERD_CLIENT, WORKERD_UPSTREAM } from './workerd-env.js';
+
+export const simulatorUrl = (): string => inject('simulatorUrl');
+
+export const simulator = {
+  async stats(): Promise<SimulatorStats> {
+    return (await fetch(`${simulatorUrl()}/__control/stats`)).json() as Promise<SimulatorStats>;
+  },
+  /** Zero counts, no faults, every token it issued revoked. */
+  async reset(): Promise<void> {
+    await fetch(`${simulatorUrl()}/__control/reset`, { method: 'POST' });
+  },
+  async faults(faults: Partial<SimulatorFaults>): Promise<void> {
+    await fetch(`${simulatorUrl()}/__control/faults`, { method: 'POST', body: JSON.stringify(faults), headers: { 'content-type': 'application/json' } });
+  },
+};
+
+export const bindings = env;
+export const tokenObjects = env['UPSTREAM_TOKEN'] as DurableObjectNamespace<UpstreamTokenObjectRpc>;
+export const counterObjects = env['COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
+export const UPSTREAM_CLIENT_ID = WORKERD_UPSTREAM.clientId;
+
+/** One isolate's gateway: its own memory (LRU, token copy, metrics), the deployment's bindings. */
+export interface Isolate {
+  gateway: WorkerGateway;
+  /** Serves a request the way the Worker's fetch handler does; `ctx` is returned to wait on its background work. */
+  request(path: string, init?: RequestInit): Promise<{ res: Response; ctx: ExecutionContext }>;
+  login(): Promise<string>;
+  search(what: string, token: string): Promise<Response>;
+}
+
+export async function isolate(extra: Record<string, unknown> = {}): Promise<Isolate> {
+  const gateway = await createWorkerGateway({ ...env, ...extra }, { host: 'callerid.test' });
+  const request: Isolate['request'] = async (path, init) => {
+    const ctx = createExecutionContext();
+    const res = await gateway.fetch(new Request(`https://callerid.test${path}`, init), ctx);
+    return { res, ctx };
+  };
+  return {
+    gateway,
+    request,
+    async login() {
+      const { res } = await request('/token/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: WORKERD_CLIENT.id, client_secret: WORKERD_CLIENT.secret }),
+      });
+      if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
+      return ((await res.json()) as { access_token: string }).access_token;
+    },
+    async search(what, token) {
+      const { res, ctx } = await request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, { headers: { authorization: `Bearer ${token}` } });
+      await waitOnExecutionContext(ctx);
+      return res;
+    },
+  };
+}

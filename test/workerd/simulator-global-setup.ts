@@ -1,0 +1,42 @@
+// Runs in Node before the workerd tests: the simulator on a loopback port (reachable from workerd like any
+// upstream), plus a small control API the tests inside workerd use to read its counts and set its faults.
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestProject } from 'vitest/node';
+import { createSimulator } from '../../src/simulator/app.js';
+import { WORKERD_UPSTREAM } from './workerd-env.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    simulatorUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const { app: simulator, controls } = createSimulator({ clients: { [WORKERD_UPSTREAM.clientId]: WORKERD_UPSTREAM.clientSecret } });
+  const app = new Hono();
+  app.get('/__control/stats', (c) => c.json(controls.stats()));
+  app.post('/__control/reset', (c) => {
+    controls.resetStats();
+    controls.revokeAllTokens();
+    controls.setFaults({ latencyMs: 0, tokenLatencyMs: 0, errorRate: 0, tokenErrorRate: 0, hangRate: 0, tokenLifetimeSeconds: 90_000, revokeTokensAfterMs: null, malformedToken: false });
+    return c.json({ ok: true });
+  });
+  app.post('/__control/faults', async (c) => {
+    controls.setFaults(await c.req.json());
+    return c.json(controls.faults());
+  });
+  app.route('/', simulator);
+
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
+  });
+  const { port } = server.address() as AddressInfo;
+  project.provide('simulatorUrl', `http://127.0.0.1:${port}`);
+  return async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+}

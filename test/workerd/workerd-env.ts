@@ -1,0 +1,22 @@
+// The bindings the workerd tests run the Worker with (beside wrangler.toml's Durable Objects and datasets).
+
+export const WORKERD_UPSTREAM = { clientId: 'workerd-gw', clientSecret: 'workerd-upstream-secret' } as const;
+export const WORKERD_CLIENT = { id: 'crm', secret: 'crm-workerd-secret' } as const;
+/** Hex SHA-256 of WORKERD_CLIENT.secret (`printf %s crm-workerd-secret | sha256sum`), as GATEWAY_CLIENTS takes it. */
+const WORKERD_CLIENT_HASH = 'caf08aef5775ac931b2b5091f345430474ee3422196097fe1312702c3068109e';
+
+export function workerdBindings(simulatorUrl: string): Record<string, string> {
+  return {
+    UPSTREAM_AUTH_URL: simulatorUrl,
+    UPSTREAM_BASE_URL: simulatorUrl,
+    UPSTREAM_CLIENT_ID: WORKERD_UPSTREAM.clientId,
+    UPSTREAM_CLIENT_SECRET: WORKERD_UPSTREAM.clientSecret,
+    GATEWAY_TOKEN_SECRET: 'workerd-test-signing-key-0123456789abcdef',
+    GATEWAY_CLIENTS: `${WORKERD_CLIENT.id}:${WORKERD_CLIENT_HASH}`,
+    GATEWAY_ADMIN_CLIENTS: WORKERD_CLIENT.id,
+    DEFAULT_REGION: 'GB',
+    CONSOLE_PROVIDER: 'swissdir',
+    UPSTREAM_TIMEOUT_MS: '2000',
+    LOG_LEVEL: 'warn',
+  };
+}

@@ -1,0 +1,31 @@
+// Test runner configuration for the tests inside real workerd (@cloudflare/vitest-pool-workers): the Worker's
+// Durable Objects, Cache API and bindings from wrangler.toml, against the simulator on a loopback port.
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import { workerdBindings } from './test/workerd/workerd-env.js';
+
+export default defineConfig({
+  plugins: [
+    {
+      // @cloudflare/vitest-pool-workers 0.15.1 cannot resolve `require('process')` from CommonJS (prom-client):
+      // node:process is missing from its list of workerd built-ins. Wrangler's own bundle has no such problem.
+      name: 'workerd-process-shim',
+      enforce: 'pre',
+      resolveId: (id: string) => (id === 'process' || id === 'node:process' ? fileURLToPath(new URL('./test/workerd/process-shim.cjs', import.meta.url)) : null),
+    },
+    cloudflareTest(({ inject }) => ({
+      main: './src/runtime/worker.ts',
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: { bindings: workerdBindings(inject('simulatorUrl')) },
+    })),
+  ],
+  test: {
+    include: ['test/workerd/**/*.test.ts'],
+    globalSetup: ['test/workerd/simulator-global-setup.ts'],
+    // One simulator and one set of Durable Objects for all files: files run one after another.
+    fileParallelism: false,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
