@@ -40,7 +40,7 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
         status: { type: 'integer', minimum: 400, maximum: 599 },
         detail: { type: 'string' },
         requestId: { type: 'string', description: 'Also in the X-Request-Id header; quote it to support.' },
-        error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type'], description: 'POST /token/login only: the RFC 6749 error code.' },
+        error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'], description: 'POST /token/login only: the RFC 6749 error code.' },
         error_description: { type: 'string', description: 'POST /token/login only: the RFC 6749 error description.' },
       },
     },

@@ -42,15 +42,19 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     action: 'Use one of the methods the `Allow` header lists.',
     headers: '`Allow`',
   },
+  payload_too_large: {
+    when: 'The request body is larger than `REQUEST_MAX_BODY_BYTES`; it is not read, and the connection is closed.',
+    action: 'Send a smaller body: a token request is three short form fields.',
+  },
   quota_exhausted: {
     when: "The calling client's daily upstream quota (`CLIENT_UPSTREAM_QUOTA_PER_DAY`, `CLIENT_UPSTREAM_QUOTAS`) is spent and the number is not cached. Cached numbers are still answered.",
     action: 'Wait until the quota resets at 00:00 UTC (`Retry-After`), or ask the operator for a larger quota.',
     headers: '`Retry-After`',
   },
   too_many_requests: {
-    when: 'Too many searches: a registered client over `CLIENT_RATE_PER_MINUTE`, or the console over its per-address or total limit.',
-    action: 'Wait `Retry-After` seconds; the `RateLimit-*` headers say how much is left.',
-    headers: '`Retry-After`, `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`',
+    when: 'Too many requests: a registered client over `CLIENT_RATE_PER_MINUTE`, the console over its per-address or total limit, or too many failed logins for a client id or from an address (`LOGIN_FAILURES_*`; then `error` is `temporarily_unavailable`).',
+    action: 'Wait `Retry-After` seconds; on searches the `RateLimit-*` headers say how much is left.',
+    headers: '`Retry-After`, and on searches `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`',
   },
   internal: {
     when: 'A bug in the gateway. No internals are shown.',

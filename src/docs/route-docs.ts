@@ -23,6 +23,7 @@ const RATE_LIMIT_HEADERS = {
 };
 
 const SEARCH_HEADERS = {
+  'Cache-Control': header('`private, no-store`: contact data is personal.'),
   'Cache-Status': header('RFC 9211: what the cache did, e.g. `callerid-gateway; hit; ttl=86280` or `callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400`.'),
   Age: header('Seconds since the upstream gave this answer.'),
   ...RATE_LIMIT_HEADERS,
@@ -90,7 +91,7 @@ export const routeDocs = {
     requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
     responses: {
       200: { description: "A gateway token in the upstream's response shape.", headers: { 'Cache-Control': header('`no-store`.') }, content: json(ref('TokenResponse')) },
-      ...problemResponses('bad_request', 'unauthorized'),
+      ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
     },
   }),
 
@@ -165,7 +166,11 @@ export const routeDocs = {
     security: ANONYMOUS,
     parameters: [WHAT],
     responses: {
-      200: { description: "The upstream's answer with only CONSOLE_PROVIDER's results (`total` adjusted).", headers: SEARCH_HEADERS, content: json(ref('SearchAnswer')) },
+      200: {
+        description: "The upstream's answer with only CONSOLE_PROVIDER's results (`total` adjusted). No `Cache-Status` or `Age`: they would tell a visitor what others looked up.",
+        headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS },
+        content: json(ref('SearchAnswer')),
+      },
       ...problemResponses('bad_request', 'invalid_number', 'device_not_supported', 'too_many_requests', ...UPSTREAM_PROBLEMS),
     },
   }),

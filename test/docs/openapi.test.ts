@@ -41,8 +41,8 @@ describe('the OpenAPI document', () => {
       app.routes
         .filter((r) => r.method !== 'ALL')
         .filter((r) => !r.path.startsWith('/docs') && r.path !== '/openapi.json')
-        // The console's own script and style are files of its page, not API.
-        .filter((r) => !/\.(js|css)$/.test(r.path))
+        // The console's own script, style and icon are files of its page, not API.
+        .filter((r) => !/\.\w+$/.test(r.path))
         .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
     );
     const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
@@ -95,6 +95,15 @@ describe('the OpenAPI document', () => {
         call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' })),
       ]);
       expect(statuses(login)).toEqual([200, 400, 400, 400, 401]);
+      // A body over REQUEST_MAX_BODY_BYTES (413), then failed logins for pbx until the throttle answers 429.
+      const big = await call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'x'.repeat(5000) }));
+      expect(big.status).toBe(413);
+      let throttled: SeenAnswer | undefined;
+      for (let i = 0; i < 10 && !throttled; i++) {
+        const a = await call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' }));
+        if (a.status === 429) throttled = a;
+      }
+      expect(throttled?.status).toBe(429);
       // Search: miss, hit, no listing, impossible number, repeated what, no token, bad token.
       const q = (what: string) => `/v2/contacts/search?what=${encodeURIComponent(what)}`;
       const search = [
