@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, log } from './harness.mjs';
 import { renderChart } from './svg-chart.mjs';
+import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 8 : 20;
@@ -19,41 +20,16 @@ build();
 const { startChild } = createHarness();
 const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
 
-/** mulberry32: the same stream on every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = random(20260301);
+const rnd = seededRandom(20260301);
 // Two fiction ranges (Ofcom drama numbers): London landlines and mobiles, shuffled into one ranking.
-const numbers = [
-  ...Array.from({ length: 1000 }, (_, i) => `+44207946${String(i).padStart(4, '0')}`),
-  ...Array.from({ length: 1000 }, (_, i) => `+447700900${String(i).padStart(3, '0')}`),
-];
-for (let i = numbers.length - 1; i > 0; i--) {
-  const j = Math.floor(rnd() * (i + 1));
-  [numbers[i], numbers[j]] = [numbers[j], numbers[i]];
-}
-const cumulative = [];
-const weights = numbers.slice(0, RANKS).map((_, k) => 1 / (k + 1) ** ZIPF_S);
-const total = weights.reduce((a, b) => a + b, 0);
-weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0);
-const nextNumber = () => {
-  const u = rnd();
-  let lo = 0;
-  let hi = cumulative.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cumulative[mid] < u) lo = mid + 1;
-    else hi = mid;
-  }
-  return numbers[lo];
-};
+const numbers = shuffle(
+  [
+    ...Array.from({ length: 1000 }, (_, i) => `+44207946${String(i).padStart(4, '0')}`),
+    ...Array.from({ length: 1000 }, (_, i) => `+447700900${String(i).padStart(3, '0')}`),
+  ],
+  rnd,
+);
+const nextNumber = zipfPicker(numbers.slice(0, RANKS), ZIPF_S, rnd);
 
 const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS });
 simulator.controls.setFaults({ latencyMs: UPSTREAM_LATENCY_MS });
