@@ -9,6 +9,8 @@ import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './err
 import { accessLog } from './middleware/access-log.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
+import { contactsBatchRoutes } from './routes/contacts-batch.js';
+import { contactsCnamRoutes } from './routes/contacts-cnam.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -36,6 +38,9 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
+  // For PBXs and CRMs (README "For PBXs"): the caller name as plain text, and many numbers in one request.
+  app.route('/', contactsCnamRoutes(services));
+  app.route('/', contactsBatchRoutes(services));
   app.route('/', adminCacheRoutes(services));
   app.route('/', adminUsageRoutes(services));
   // Anonymous and restricted: only its page and one search, one provider, tablets and larger, rate limited.

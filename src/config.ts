@@ -149,6 +149,16 @@ const schema = z.object({
   METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
   METRICS_PORT: int(0, 65535, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
+  // While the phone rings (README "For PBXs"): deadlines, the plain-text caller name, batches.
+  LOOKUP_DEADLINE_MS: optionalInt(0, 60_000),
+  CNAM_DEADLINE_MS: int(0, 60_000, 1000),
+  CNAM_MAX_LENGTH: int(1, 255, 15),
+  CNAM_FALLBACK: z
+    .string()
+    .default('')
+    .refine((v) => /^[\x20-\x7e]{0,64}$/.test(v), 'must be at most 64 printable ASCII characters'),
+  UPSTREAM_DISPLAY_NAME_PATH: z.string().trim().min(1).default('displayName'),
+  BATCH_MAX_NUMBERS: int(1, 1000, 100),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -207,6 +217,12 @@ export interface Config {
   log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
   metrics: { token: string | undefined; port: number };
   shutdownTimeoutSeconds: number;
+  /** How long a caller waits for a lookup by default (LOOKUP_DEADLINE_MS; UPSTREAM_TIMEOUT_MS when unset). */
+  lookupDeadlineMs: number;
+  /** GET /v2/contacts/cnam: the plain-text caller name for PBX dialplans. */
+  cnam: { deadlineMs: number; maxLength: number; fallback: string; displayNamePath: string };
+  /** POST /v2/contacts/search/batch. */
+  batch: { maxNumbers: number };
 }
 
 export interface GuardConfig {
@@ -321,5 +337,8 @@ export function parseConfig(env: EnvSource): Config {
     log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+    lookupDeadlineMs: e.LOOKUP_DEADLINE_MS ?? e.UPSTREAM_TIMEOUT_MS,
+    cnam: { deadlineMs: e.CNAM_DEADLINE_MS, maxLength: e.CNAM_MAX_LENGTH, fallback: e.CNAM_FALLBACK, displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH },
+    batch: { maxNumbers: e.BATCH_MAX_NUMBERS },
   };
 }

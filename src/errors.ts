@@ -8,6 +8,7 @@ export const errorCodes = {
   device_not_supported: { status: 403, title: 'Available on tablets and larger devices' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
   // The cost guard's refusals (README "Cost control"). Listed before the generic code of the same status,
   // which stays the one a bare HTTPException of that status maps to.
   quota_exhausted: { status: 429, title: 'Upstream quota exhausted' },
@@ -21,6 +22,8 @@ export const errorCodes = {
   token_unavailable: { status: 503, title: 'Upstream token unavailable' },
   unavailable: { status: 503, title: 'Service unavailable' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
+  // The caller's own deadline (Prefer: wait, LOOKUP_DEADLINE_MS) passed; the upstream call goes on and fills the cache.
+  deadline_exceeded: { status: 504, title: 'Deadline exceeded' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

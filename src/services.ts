@@ -1,5 +1,6 @@
 // Builds the gateway's services once from the configuration and what the runtime provides.
 import type { Context } from 'hono';
+import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
 import type { Clock } from './clock.js';
@@ -16,6 +17,8 @@ import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
+import { createClientAuthenticator, type ClientAuthenticator } from './middleware/client-auth.js';
+import { clientAddress } from './rate-limit/client-address.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
 import { inProcess, type RunInBackground } from './shared-state/background.js';
@@ -67,6 +70,8 @@ export interface Services {
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
+  /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
+  authenticateClient: ClientAuthenticator;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
@@ -136,6 +141,19 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
   });
+  const clients = createClientRegistry(config.clients);
+  const gatewayTokens = await createGatewayTokens({
+    secret: config.gatewayTokens.secret,
+    previousSecrets: config.gatewayTokens.previousSecrets,
+    ttlSeconds: config.gatewayTokens.ttlSeconds,
+    clock,
+  });
+  const authenticateClient = createClientAuthenticator({
+    tokens: gatewayTokens,
+    // Failed Basic credentials are to count against the failed-login throttle of POST /token/login (`throttle:`).
+    basic: createBasicCredentials({ clients, clock }),
+    addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
+  });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
@@ -159,16 +177,12 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       clock,
       keyOf: (address) => addressHasher.hash(address),
     }),
-    clients: createClientRegistry(config.clients),
-    gatewayTokens: await createGatewayTokens({
-      secret: config.gatewayTokens.secret,
-      previousSecrets: config.gatewayTokens.previousSecrets,
-      ttlSeconds: config.gatewayTokens.ttlSeconds,
-      clock,
-    }),
+    clients,
+    gatewayTokens,
+    authenticateClient,
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure }),
+    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure, background, upstreamTimeoutMs: upstream.timeoutMs }),
     lookupCache,
     counters,
     guard,

@@ -45,6 +45,8 @@ export interface LookupCache {
   read(e164: string, context?: LookupContext): Promise<CacheRead>;
   /** A fresh hit, synchronously, or undefined when answering would need the upstream or a stale entry. */
   readFresh(e164: string): CacheRead | undefined;
+  /** The entry held past its freshness while it may still replace a failure (a caller's deadline passed), or undefined. */
+  readStale(e164: string): CacheRead | undefined;
   /** Forgets one number (a load in flight still answers its callers but is not kept). */
   delete(e164: string): boolean;
   /** Forgets everything; returns how many entries there were. */
@@ -186,6 +188,11 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
       return seen !== undefined && now < seen.freshUntil ? { answer: seen, outcome: 'hit', collapsed: false, now } : undefined;
+    },
+    readStale(e164) {
+      const now = clock();
+      const seen = lru.get(e164, READ_STALE);
+      return seen !== undefined && now < seen.staleIfErrorUntil ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now } : undefined;
     },
     delete: (e164) => lru.delete(e164),
     clear() {
