@@ -24,6 +24,7 @@ const TRANSLIT: Record<string, string> = {
 const SAFE = /[^A-Za-z0-9 .,'&()/+-]/g;
 const MARKS = /\p{M}/gu;
 const SPACES = /\s+/g;
+const GREEK_OU = /[οΟ][υΥ]/g;
 
 function spellOut(ch: string): string {
   const spelled = SPELLED[ch];
@@ -39,7 +40,8 @@ function spellOut(ch: string): string {
 export function foldToAscii(name: string): string {
   let out = '';
   // Decomposed first, so a letter with marks (é, Ǻ, ї) meets the tables as its base letter.
-  for (const ch of name.normalize('NFKD').replace(MARKS, '')) {
+  // Greek ου is one sound, written ou (ELOT 743), not o + y.
+  for (const ch of name.normalize('NFKD').replace(MARKS, '').replace(GREEK_OU, (ou) => (ou[0] === 'Ο' ? 'Ou' : 'ou'))) {
     out += ch.charCodeAt(0) < 0x80 && ch !== '"' && ch !== '`' ? ch : spellOut(ch);
   }
   return out.replace(SAFE, ' ').replace(SPACES, ' ').trim();
