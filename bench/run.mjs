@@ -3,16 +3,12 @@
 // Traffic goes to 127.0.0.1 only; every phase is bounded in time or count. Load generator: wrk (Lua scripts in
 // bench/lua); servers on core 0 and load on core 1 with taskset where it exists.
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
-const LUA = join(here, 'lua');
 const quick = process.argv.includes('--quick');
 const HIT_SECONDS = quick ? 3 : 6;
 const MISS_SECONDS = quick ? 2 : 4;
@@ -21,18 +17,10 @@ const FILL_NUMBERS = quick ? 50_000 : 200_000;
 const HIT_NUMBER = '+442079460010';
 const COALESCE_NUMBER = '+442079460999';
 const COALESCE_REQUESTS = 1000;
-const SERVER_CORE = '0';
-const LOAD_CORE = '1';
-
-const canPin = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pinned = (core, cmd, args) => (canPin ? ['taskset', ['-c', core, cmd, ...args]] : [cmd, args]);
-const log = (line) => process.stderr.write(`${line}\n`);
+const { canPin, pinned, children, startChild, ask, withCpu, wrk } = createHarness();
 
 // --- build ------------------------------------------------------------------------------------------------
-log('building dist/ (tsc -p tsconfig.build.json)');
-const build = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
-if (build.status !== 0) log(`tsc reported errors (emitting anyway):\n${build.stdout.split('\n').slice(0, 5).join('\n')}`);
-if (!existsSync(join(root, 'dist/runtime/node-gateway.js'))) throw new Error('dist/runtime/node-gateway.js missing after build');
+build();
 
 // The runner hosts the simulator and shares the load core with wrk, away from the servers measured.
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
@@ -60,87 +48,15 @@ function syntheticDirectory(count) {
   return entries;
 }
 
-// --- processes ----------------------------------------------------------------------------------------------
-const children = [];
-function startChild(script, env, core = SERVER_CORE) {
-  const [cmd, args] = pinned(core, process.execPath, ['--expose-gc', join(here, script)]);
-  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
-    child.once('message', (msg) => resolve({ child, url: msg.url }));
-  });
-}
-const ask = (child, type) =>
-  new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send({ type });
-  });
-function stopAll() {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-}
-process.on('exit', stopAll);
-
-const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
-/** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
-function cpuUs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-  } catch {
-    return null;
-  }
-}
-/** Runs `measure` and adds the server's CPU microseconds per request: stable where wall-clock req/s is noisy. */
-async function withCpu(pid, measure) {
-  const before = cpuUs(pid);
-  const r = await measure();
-  const after = cpuUs(pid);
-  r.cpuPerReq = before === null || after === null ? NaN : (after - before) / r.requests;
-  return r;
-}
-
-/** Runs wrk (1 thread) with a Lua script; resolves with its BENCH_JSON summary. Asynchronous: the simulator lives here. */
-function wrk({ url, script, connections, seconds, env = {} }) {
-  const [cmd, args] = pinned(LOAD_CORE, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA, script), url]);
-  return new Promise((resolve, reject) => {
-    const proc = spawn(cmd, args, { env: { ...process.env, BENCH_LUA_DIR: LUA, ...env } });
-    let out = '';
-    proc.stdout.on('data', (d) => (out += d));
-    proc.stderr.on('data', (d) => (out += d));
-    proc.on('close', () => {
-      const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
-      if (!line) return reject(new Error(`wrk gave no summary:\n${out}`));
-      const r = JSON.parse(line.slice(11));
-      r.rps = r.requests / (r.durationUs / 1e6);
-      resolve(r);
-    });
-  });
-}
-
 // --- set-up ---------------------------------------------------------------------------------------------------
 const started = Date.now();
 log('starting the simulator (with synthetic listings) and the servers');
 const simulator = await startSimulatorServer({
-  clients: { 'bench-gateway': 'bench-upstream-secret' },
+  clients: BENCH_UPSTREAM_CLIENTS,
   directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(FILL_NUMBERS + 100_000)],
 });
-const clientSecret = 'bench-client-secret-0123456789';
-const gatewayEnv = {
-  PORT: '0',
-  HOST: '127.0.0.1',
-  UPSTREAM_AUTH_URL: simulator.url,
-  UPSTREAM_BASE_URL: simulator.url,
-  UPSTREAM_CLIENT_ID: 'bench-gateway',
-  UPSTREAM_CLIENT_SECRET: 'bench-upstream-secret',
-  GATEWAY_TOKEN_SECRET: 'bench-signing-key-at-least-32-bytes-long!!',
-  GATEWAY_CLIENTS: `bench:${createHash('sha256').update(clientSecret).digest('hex')}`,
-  GATEWAY_ADMIN_CLIENTS: 'bench',
-  DEFAULT_REGION: 'GB',
-  NODE_ENV: 'production',
-  // One client drives all the load: its per-minute rate (default 600) would turn the run into 429s.
-  CLIENT_RATE_PER_MINUTE: '10000000',
-};
+const clientSecret = BENCH_CLIENT_SECRET;
+const gatewayEnv = benchGatewayEnv(simulator.url);
 const gateway = await startChild('servers/gateway.mjs', gatewayEnv);
 const login = await fetch(`${gateway.url}/token/login`, {
   method: 'POST',
@@ -307,4 +223,9 @@ process.stdout.write(
 
 for (const child of children) child.send({ type: 'stop' });
 await simulator.close();
+// The replicas scenario (bench/replicas.mjs) is part of the bench: its own processes, after these are gone.
+if (!process.argv.includes('--no-replicas')) {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  spawnSync(process.execPath, [join(here, 'replicas.mjs'), '--no-build', ...process.argv.slice(2).filter((a) => a === '--quick')], { cwd: root, stdio: 'inherit' });
+}
 setTimeout(() => process.exit(0), 500).unref();

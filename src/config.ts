@@ -144,6 +144,9 @@ const schema = z.object({
   CACHE_NEGATIVE_TTL_SECONDS: int(0, 31_536_000, 3_600),
   CACHE_STALE_WHILE_REVALIDATE_SECONDS: int(0, 86_400, 300),
   CACHE_STALE_IF_ERROR_SECONDS: int(0, 31_536_000, 86_400),
+  // -1 stands for "not set": UPSTREAM_TIMEOUT_MS then (resolved below).
+  CACHE_SHARED_FILL_WAIT_MS: int(0, 60_000, -1),
+  CACHE_SHARED_MAX_ENTRY_BYTES: int(1024, 64 * 1024 ** 2, 256 * 1024),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   LOG_HASH_KEY: z.string().optional().transform((v) => (v ? v : undefined)),
   METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
@@ -213,6 +216,13 @@ export interface Config {
     negativeTtlSeconds: number;
     staleWhileRevalidateSeconds: number;
     staleIfErrorSeconds: number;
+  };
+  /** The lookup tier shared by replicas (REDIS_URL). */
+  sharedCache: {
+    /** How long a miss waits for another replica's upstream call for the same number; default UPSTREAM_TIMEOUT_MS. */
+    fillWaitMs: number;
+    /** Larger answers are kept per process only, never written to the shared tier. */
+    maxEntryBytes: number;
   };
   log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
   metrics: { token: string | undefined; port: number };
@@ -333,6 +343,10 @@ export function parseConfig(env: EnvSource): Config {
       negativeTtlSeconds: e.CACHE_NEGATIVE_TTL_SECONDS,
       staleWhileRevalidateSeconds: e.CACHE_STALE_WHILE_REVALIDATE_SECONDS,
       staleIfErrorSeconds: e.CACHE_STALE_IF_ERROR_SECONDS,
+    },
+    sharedCache: {
+      fillWaitMs: e.CACHE_SHARED_FILL_WAIT_MS < 0 ? e.UPSTREAM_TIMEOUT_MS : e.CACHE_SHARED_FILL_WAIT_MS,
+      maxEntryBytes: e.CACHE_SHARED_MAX_ENTRY_BYTES,
     },
     log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },

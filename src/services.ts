@@ -26,6 +26,7 @@ import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory-counter-store.js';
 import { createStoreHealth } from './shared-state/store-health.js';
+import type { SharedTierOptions } from './lookup/tiered-load.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -140,6 +141,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: config.upstreamBody.resultsPath,
+    shared: runtime.lookupTier && sharedLookupTier(config, runtime, runtime.lookupTier, background),
   });
   const clients = createClientRegistry(config.clients);
   const gatewayTokens = await createGatewayTokens({
@@ -195,5 +197,21 @@ function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefi
   return function recordRequest(r) {
     record(r);
     hook(r);
+  };
+}
+
+/** The lookup cache's second tier: keys are keyed hashes under a key derived from the signing key, which replicas share. */
+function sharedLookupTier(config: Config, runtime: RuntimeDeps, tier: LookupTier, background: RunInBackground): SharedTierOptions {
+  const keys = createKeyedHasher({ key: `lookup-tier:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
+  const upstreamTimeoutMs = config.upstream?.timeoutMs ?? 0;
+  return {
+    tier,
+    keyOf: (e164) => keys.hash(e164),
+    health: createStoreHealth({ store: 'lookup', kind: tier.kind, logger: runtime.logger, telemetry: runtime.telemetry }),
+    background,
+    timeoutMs: config.redis.timeoutMs,
+    fillWaitMs: config.sharedCache.fillWaitMs,
+    // Outlives the filler's one upstream call (bounded by UPSTREAM_TIMEOUT_MS), so a filler that died blocks nobody long.
+    leaseMs: upstreamTimeoutMs + 1000,
   };
 }

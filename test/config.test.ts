@@ -32,6 +32,13 @@ describe('configuration', () => {
     expect(c.trustProxyHops).toBe(0);
   });
 
+  it('waits for another replica\'s fill as long as an upstream call by default, and takes both shared-cache settings', () => {
+    expect(parseConfig(full).sharedCache).toEqual({ fillWaitMs: 3000, maxEntryBytes: 262_144 });
+    expect(parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500' }).sharedCache.fillWaitMs).toBe(1500);
+    expect(parseConfig({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache).toEqual({ fillWaitMs: 0, maxEntryBytes: 4096 });
+    expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(/CACHE_SHARED_MAX_ENTRY_BYTES: must be at least 1024/);
+  });
+
   it('is demo mode when no upstream variable is set', () => {
     expect(parseConfig({}).upstream).toBeNull();
   });

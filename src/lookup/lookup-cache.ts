@@ -1,8 +1,11 @@
 // The per-number cache of search answers: lru-cache bounded in bytes, one upstream load per number at a
 // time (lru-cache's fetch), fresh / stale-while-revalidate / stale-if-error windows kept on the injected clock.
+// With a shared tier (tiered-load.ts) a local miss reads it before the upstream; hits stay in memory.
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
+import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
 import { hasListing, parsePath } from './listing.js';
+import { createTieredLoad, SharedStaleFallback, type SharedTierOptions } from './tiered-load.js';
 
 /** One cached upstream answer; immutable once stored, so concurrent readers can share it. */
 export interface CachedAnswer {
@@ -24,6 +27,10 @@ export interface CachedAnswer {
   readonly size: number;
   /** False when the answer was handed to its callers but could not be kept (larger than the cache). */
   readonly stored: boolean;
+  /** Where this process got it: its own upstream call, or the shared tier (another replica's call). */
+  readonly origin: 'upstream' | 'shared';
+  /** The shared tier's key of the number (a keyed hash), so a purge message naming it finds this entry. */
+  readonly tierKey?: string;
 }
 
 /**
@@ -36,6 +43,8 @@ export interface CacheRead {
   answer: CachedAnswer;
   outcome: CacheOutcome;
   collapsed: boolean;
+  /** The answer came from the shared tier during this read (no upstream call by this process). */
+  shared?: boolean;
   /** Clock time of the read, for `Age` and `ttl=`. */
   now: number;
 }
@@ -51,6 +60,12 @@ export interface LookupCache {
   delete(e164: string): boolean;
   /** Forgets everything; returns how many entries there were. */
   clear(): number;
+  /** Forgets one number here and in the shared tier, which tells every replica to forget it too. */
+  purge(e164: string): Promise<PurgeResult>;
+  /** Forgets everything here and in the shared tier, which tells every replica to do the same. */
+  purgeAll(): Promise<PurgeResult>;
+  /** How far a purge reaches, for the admin answer. */
+  readonly purgeReach: PurgeReach;
   /** Entries held, including loads in flight. */
   readonly entries: number;
   /** Estimated bytes held, the figure bounded by `maxBytes`. */
@@ -65,6 +80,13 @@ export interface LookupContext {
 
 /** The context of reads that name no caller (unit tests of the cache itself). */
 export const UNNAMED_CALLER: LookupContext = { client: 'gateway' };
+
+export interface PurgeResult {
+  /** Entries this process dropped. */
+  purged: number;
+  /** Whether the shared tier took the purge (and fanned it out); false when it did not answer; absent without one. */
+  shared?: boolean;
+}
 
 export interface LoadedAnswer {
   body: string;
@@ -87,6 +109,8 @@ export interface LookupCacheOptions {
   staleIfErrorSeconds: number;
   /** Dotted path of the results array in the upstream's body; empty or absent means "no listing". */
   resultsPath: string;
+  /** The second tier shared by the deployment; absent: this process's LRU alone. */
+  shared?: SharedTierOptions;
 }
 
 // The body's characters are counted at 1 or 2 bytes as V8 stores them; on top of that each entry costs its
@@ -94,6 +118,8 @@ export interface LookupCacheOptions {
 // of live heap beyond the body (92,252 entries at 64 MiB counted with 256 used 77.5 MiB of heap).
 const ENTRY_OVERHEAD_BYTES = 410;
 const ONE_BYTE = /^[\0-\xff]*$/;
+/** The tier key's 32 characters and its slot, when entries carry one. */
+const TIER_KEY_BYTES = 56;
 const JSON_TYPE = 'application/json';
 
 /** Reads that see stale values too: our own windows decide, lru-cache's TTL only ends retention. */
@@ -105,26 +131,32 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   const revalidateMs = options.staleWhileRevalidateSeconds * 1000;
   const staleIfErrorMs = options.staleIfErrorSeconds * 1000;
 
-  function toAnswer(e164: string, loaded: LoadedAnswer, now: number): CachedAnswer {
+  /** The answer as this process holds it; a shared entry keeps the windows of the replica that fetched it (true `Age`). */
+  function answerOf(e164: string, from: Omit<TierEntry, 'v'>, origin: CachedAnswer['origin'], tierKey: string | undefined): CachedAnswer {
+    const { body, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed } = from;
+    const size = ENTRY_OVERHEAD_BYTES + e164.length + (ONE_BYTE.test(body) ? body.length : body.length * 2) + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
+    // One shared string for the usual type instead of one copy per entry.
+    const contentType = from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType;
+    const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
+    return { body, contentType, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed, size, stored, origin, tierKey };
+  }
+
+  function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
     const listed = hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
-    const bodyBytes = ONE_BYTE.test(loaded.body) ? loaded.body.length : loaded.body.length * 2;
-    const size = ENTRY_OVERHEAD_BYTES + e164.length + bodyBytes;
-    return {
-      body: loaded.body,
-      // One shared string for the usual type instead of one copy per entry.
-      contentType: loaded.contentType === JSON_TYPE ? JSON_TYPE : loaded.contentType,
-      storedAt: now,
-      ttlSeconds,
-      freshUntil,
-      revalidateUntil: freshUntil + revalidateMs,
-      staleIfErrorUntil: freshUntil + staleIfErrorMs,
-      listed,
-      size,
-      stored: size <= maxBytes && freshUntil + Math.max(revalidateMs, staleIfErrorMs) > now,
-    };
+    const windows = { storedAt: now, ttlSeconds, freshUntil, revalidateUntil: freshUntil + revalidateMs, staleIfErrorUntil: freshUntil + staleIfErrorMs };
+    return answerOf(e164, { ...loaded, ...windows, listed }, 'upstream', tierKey);
   }
+
+  const tiered =
+    options.shared === undefined
+      ? undefined
+      : createTieredLoad(options.shared, {
+          clock,
+          upstream: async (e164, context, key) => toAnswer(e164, await load(e164, context), clock(), key),
+          fromShared: (e164, entry, key) => answerOf(e164, entry, 'shared', key),
+        });
 
   const lru = new LRUCache<string, CachedAnswer, LookupContext>({
     maxSize: maxBytes,
@@ -139,13 +171,35 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     allowStaleOnFetchRejection: false,
     // A purge or an eviction during a load must not fail the callers waiting on it.
     ignoreFetchAbort: true,
-    fetchMethod: async (e164, _stale, { options: fetchOptions, context }) => {
-      const answer = toAnswer(e164, await load(e164, context), clock());
+    fetchMethod: async (e164, stale, { options: fetchOptions, context }) => {
+      const answer = tiered === undefined ? toAnswer(e164, await load(e164, context), clock()) : await tiered.load(e164, stale, context);
       // Kept until the later of its two stale windows ends; 1 ms when nothing may be kept.
-      fetchOptions.ttl = Math.max(1, Math.max(answer.revalidateUntil, answer.staleIfErrorUntil) - answer.storedAt);
+      fetchOptions.ttl = Math.max(1, Math.max(answer.revalidateUntil, answer.staleIfErrorUntil) - (answer.origin === 'shared' ? clock() : answer.storedAt));
       return answer;
     },
   });
+
+  // Purges made on any replica: one number by its tier key (a loop over the entries, only on a purge, so entries
+  // carry no side index), or everything, also after a reconnect that may have lost messages.
+  options.shared?.tier.onPurge((key) => {
+    if (key === null) {
+      lru.clear();
+      return;
+    }
+    const loading = tiered?.inFlight(key);
+    if (loading !== undefined) lru.delete(loading);
+    let match: string | undefined;
+    lru.forEach((answer, e164) => {
+      if (answer.tierKey === key) match = e164;
+    });
+    if (match !== undefined) lru.delete(match);
+  });
+
+  function clear(): number {
+    const count = lru.size;
+    lru.clear();
+    return count;
+  }
 
   function refreshInBackground(e164: string, context: LookupContext): void {
     // Joins a refresh already running instead of starting another; readers keep getting the stale value meanwhile.
@@ -167,13 +221,21 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       // Any entry still held here is past its freshness: it must not be answered as if it were fresh.
       const answer = await lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status, context });
       if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
-      return { answer, outcome: stale ? 'revalidated' : 'miss', collapsed: status.fetch === 'inflight', now: clock() };
+      const at = clock();
+      const collapsed = status.fetch === 'inflight';
+      if (answer.origin === 'upstream') return { answer, outcome: stale ? 'revalidated' : 'miss', collapsed, now: at };
+      if (at < answer.freshUntil) return { answer, outcome: 'hit', collapsed, shared: true, now: at };
+      // The shared tier's copy is stale (the caller had none): answered at once while this process refreshes it.
+      refreshInBackground(e164, context);
+      return { answer, outcome: 'stale', collapsed, shared: true, now: at };
     } catch (err) {
       const at = clock();
-      if (stale !== undefined && at < stale.staleIfErrorUntil) {
-        return { answer: stale, outcome: 'stale_if_error', collapsed: status.fetch === 'inflight', now: at };
+      const shared = err instanceof SharedStaleFallback ? err.answer : undefined;
+      const fallback = shared !== undefined && (stale === undefined || shared.staleIfErrorUntil > stale.staleIfErrorUntil) ? shared : stale;
+      if (fallback !== undefined && at < fallback.staleIfErrorUntil) {
+        return { answer: fallback, outcome: 'stale_if_error', collapsed: status.fetch === 'inflight', shared: fallback === shared, now: at };
       }
-      throw err;
+      throw shared !== undefined ? (err as SharedStaleFallback).failure : err;
     }
   }
 
@@ -195,10 +257,14 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       return seen !== undefined && now < seen.staleIfErrorUntil ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now } : undefined;
     },
     delete: (e164) => lru.delete(e164),
-    clear() {
-      const count = lru.size;
-      lru.clear();
-      return count;
+    clear,
+    async purge(e164) {
+      const purged = lru.delete(e164) ? 1 : 0;
+      return tiered === undefined ? { purged } : { purged, shared: await tiered.purge(e164) };
+    },
+    async purgeAll() {
+      const purged = clear();
+      return tiered === undefined ? { purged } : { purged, shared: await tiered.purgeAll() };
     },
     get entries() {
       return lru.size;
@@ -207,5 +273,6 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       return lru.calculatedSize;
     },
     maxBytes,
+    purgeReach: options.shared === undefined ? 'process' : (options.shared.tier.purgeReach ?? 'deployment'),
   };
 }

@@ -57,7 +57,8 @@ export function cacheStatusOf(read: CacheRead): string {
   const ttl = Math.floor((answer.freshUntil - now) / 1000);
   switch (read.outcome) {
     case 'hit':
-      return `${CACHE_NAME}; hit; ttl=${ttl}`;
+      // `detail=shared`: another replica fetched it (RFC 9211's `detail` names what the cache did, in its own terms).
+      return `${CACHE_NAME}; hit; ttl=${ttl}${read.shared ? '; detail=shared' : ''}`;
     case 'miss':
     case 'revalidated':
       return `${CACHE_NAME}; fwd=${read.outcome === 'miss' ? 'miss' : 'stale'}; fwd-status=200${answer.stored ? '; stored' : ''}${read.collapsed ? '; collapsed' : ''}; ttl=${ttl}`;
@@ -74,6 +75,7 @@ const deadlineStatusOf = (read: CacheRead): string => `${CACHE_NAME}; fwd=stale;
 function telemetryResult(read: CacheRead): CacheResult {
   switch (read.outcome) {
     case 'hit':
+      return read.shared ? 'shared' : 'hit';
     case 'stale':
     case 'stale_if_error':
       return read.outcome;

@@ -16,7 +16,7 @@ import { createGuardMetrics, type GuardStatus } from './guard-metrics.js';
 
 export const METRIC_PREFIX = 'callerid_gateway_';
 
-export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error'];
+export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error', 'shared'];
 export const UPSTREAM_ENDPOINTS: readonly UpstreamEndpoint[] = ['token', 'search'];
 export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorized', 'client_error', 'server_error', 'timeout', 'network', 'malformed', 'rate_limited'];
 export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
@@ -83,7 +83,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   });
   const cacheLookups = new Counter({
     name: name('cache_lookups_total'),
-    help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error.',
+    help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error, shared (fresh from the shared tier: fetched by another replica).',
     labelNames: ['result'] as const,
     registers,
   });

@@ -6,7 +6,7 @@ export type UpstreamEndpoint = 'token' | 'search';
 export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
 export type TokenRefreshResult = 'ok' | 'error';
 export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
-export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error';
+export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error' | 'shared';
 export type RateLimitScope = 'address' | 'total';
 export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
 export type { SharedStoreName };

@@ -1,4 +1,6 @@
 // DELETE /admin/cache/{number} and DELETE /admin/cache: cache purges for the clients in GATEWAY_ADMIN_CLIENTS.
+// With a shared tier a purge also removes the shared copy and tells every replica to drop its own; the answer's
+// `reach` says how far it went: `process`, `deployment` (Redis) or `data-centre` (Workers' Cache API).
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { GatewayError } from '../errors.js';
@@ -17,6 +19,15 @@ export function adminOnly(admins: ReadonlySet<string>, action = 'purge the cache
   };
 }
 
+/** A purge that reached this replica only: the operator must know the others may still answer the old copy. */
+function notShared(): GatewayError {
+  return new GatewayError(
+    'unavailable',
+    'Purged on this replica only: the shared cache (Redis) did not answer, so other replicas may still hold the entry. Retry the purge.',
+    { headers: { 'retry-after': '1' } },
+  );
+}
+
 export function adminCacheRoutes(
   services: Pick<Services, 'config' | 'gatewayTokens' | 'normalizer' | 'lookupCache' | 'logger'>,
 ): Hono<AppEnv> {
@@ -24,18 +35,20 @@ export function adminCacheRoutes(
   const { lookupCache: cache, logger } = services;
   const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients)] as const;
 
-  app.delete('/admin/cache/:number', ...guard, (c) => {
+  app.delete('/admin/cache/:number', ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.
     const e164 = services.normalizer.normalize(c.req.param('number'));
-    const purged = cache.delete(e164);
-    logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged: purged ? 1 : 0 }, 'cache purged');
-    return c.json({ number: e164, purged: purged ? 1 : 0 }, 200, NO_STORE);
+    const { purged, shared } = await cache.purge(e164);
+    logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged, shared }, 'cache purged');
+    if (shared === false) throw notShared();
+    return c.json({ number: e164, purged, reach: cache.purgeReach }, 200, NO_STORE);
   });
 
-  app.delete('/admin/cache', ...guard, (c) => {
-    const purged = cache.clear();
-    logger.info({ event: 'cache_purge', scope: 'all', clientId: c.get('clientId'), purged }, 'cache purged');
-    return c.json({ purged }, 200, NO_STORE);
+  app.delete('/admin/cache', ...guard, async (c) => {
+    const { purged, shared } = await cache.purgeAll();
+    logger.info({ event: 'cache_purge', scope: 'all', clientId: c.get('clientId'), purged, shared }, 'cache purged');
+    if (shared === false) throw notShared();
+    return c.json({ purged, reach: cache.purgeReach }, 200, NO_STORE);
   });
 
   return app;

@@ -39,7 +39,7 @@ function isEntry(value: unknown): value is TierEntry {
   );
 }
 
-export function createCacheApiTier(options: CacheApiTierOptions): LookupTier & { readonly purgeScope: 'data-centre' } {
+export function createCacheApiTier(options: CacheApiTierOptions): LookupTier {
   const { cache, clock } = options;
   // The keys are keyed hashes already (the port's contract); they are URL-encoded, never the number.
   const requestFor = (key: string): Request => new Request(`https://${options.host}${PATH}${encodeURIComponent(key)}`);
@@ -54,7 +54,8 @@ export function createCacheApiTier(options: CacheApiTierOptions): LookupTier & {
 
   return {
     kind: 'cache-api',
-    purgeScope: 'data-centre',
+    // The Cache API reaches this data centre only; other locations keep their copies until they expire.
+    purgeReach: 'data-centre',
     get: (key) =>
       guarded(async () => {
         const res = await cache.match(requestFor(key));

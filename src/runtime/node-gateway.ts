@@ -21,6 +21,7 @@ import { createNodeLogger } from './node-logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './node-metrics.js';
 import { createNodeRedis } from './node-redis.js';
 import { createRedisCounterStore } from './redis-counter-store.js';
+import { createRedisLookupTier } from './redis-lookup-tier.js';
 import { createRedisTokenStore } from './redis-token-store.js';
 import { closeGracefully, type CloseResult } from './node-shutdown.js';
 
@@ -67,6 +68,20 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const metrics = options.metrics ?? createNodeMetrics(clock);
   const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
   await redis?.ready(2000);
+  // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
+  const lookupTier =
+    redis && config.gatewayTokens.secret
+      ? createRedisLookupTier({
+          client: redis.client,
+          subscriber: redis.duplicate({ autoResubscribe: false }),
+          keyPrefix: config.redis.keyPrefix,
+          secret: config.gatewayTokens.secret,
+          clock,
+          maxEntryBytes: config.sharedCache.maxEntryBytes,
+          logger,
+        })
+      : undefined;
+  await lookupTier?.ready(2000);
   const services = await createServices(config, {
     http,
     clock,
@@ -77,6 +92,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     // Limits, quotas and the budget hold for every replica sharing this Redis.
     counters: redis ? createRedisCounterStore({ client: redis.client, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock }) : undefined,
+    lookupTier,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
         ? createRedisTokenStore({
@@ -126,6 +142,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       ]);
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
       await settledWithin(http.close?.(), deadline - Date.now());
+      lookupTier?.close();
       await redis?.close();
       await demo?.close();
       return result;

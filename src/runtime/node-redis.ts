@@ -1,12 +1,14 @@
 // The Node-only Redis client for shared state (the console's rate limits): built so that a Redis outage
 // makes a command fail within a fraction of a second instead of holding a request.
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 
 export interface NodeRedis {
   client: Redis;
   /** Resolves true once connected, false after `timeoutMs`; the gateway starts either way. */
   ready(timeoutMs: number): Promise<boolean>;
+  /** Another connection with the same settings (a pub/sub subscriber can send nothing else); closed with this one. */
+  duplicate(overrides?: Partial<RedisOptions>): Redis;
   close(): Promise<void>;
 }
 
@@ -44,8 +46,17 @@ export function createNodeRedis(url: string, logger: Logger, options: NodeRedisO
     logger.warn({ event: 'redis_closed' }, 'redis connection closed; reconnecting in the background');
   });
 
+  const duplicates: Redis[] = [];
+
   return {
     client,
+    duplicate(overrides) {
+      const copy = client.duplicate(overrides);
+      // Its outages are the main connection's too, which logs them; without a listener ioredis prints each error.
+      copy.on('error', () => {});
+      duplicates.push(copy);
+      return copy;
+    },
     ready(timeoutMs) {
       if (client.status === 'ready') return Promise.resolve(true);
       return new Promise((resolve) => {
@@ -63,6 +74,7 @@ export function createNodeRedis(url: string, logger: Logger, options: NodeRedisO
       });
     },
     async close() {
+      for (const copy of duplicates) copy.disconnect(false);
       client.disconnect(false);
     },
   };

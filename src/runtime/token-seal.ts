@@ -14,8 +14,9 @@ export interface TokenSeal {
   open(sealed: string, context: string): string | null;
 }
 
-export function createTokenSeal(secret: string): TokenSeal {
-  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), KEY_INFO, 32));
+/** `keyInfo` separates keys by use (the lookup tier's values are sealed under a key of their own). */
+export function createTokenSeal(secret: string, keyInfo = KEY_INFO): TokenSeal {
+  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), keyInfo, 32));
   return {
     seal(plain, context) {
       const iv = randomBytes(IV_BYTES);

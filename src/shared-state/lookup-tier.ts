@@ -24,8 +24,13 @@ export interface TierEntry {
 /** What another replica purged: one key, or everything (`null`; also sent when purges may have been missed). */
 export type PurgeListener = (key: string | null) => void;
 
+/** How far a purge reaches: this process only (no tier), every replica (Redis), or one data centre (Cache API). */
+export type PurgeReach = 'process' | 'deployment' | 'data-centre';
+
 export interface LookupTier {
   readonly kind: 'redis' | 'cache-api' | 'memory';
+  /** How far `delete` and `clear` reach; absent: the whole deployment. */
+  readonly purgeReach?: PurgeReach;
   /** The entry under `key`, or undefined; an entry of another version is undefined. Rejects with StoreUnavailableError. */
   get(key: string): Promise<TierEntry | undefined>;
   /** Stores `entry` until the later of its stale windows ends (then the store forgets it by itself). */

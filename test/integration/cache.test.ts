@@ -129,7 +129,7 @@ describe('cache purge over HTTP', () => {
     await (await stack.search('+442079460004', crm)).text();
     const res = await purge(`/admin/cache/${encodeURIComponent('020 7946 0003')}`, ops);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ number: '+442079460003', purged: 1 });
+    expect(await res.json()).toEqual({ number: '+442079460003', purged: 1, reach: 'process' });
     const before = searchCalls();
     expect((await stack.search('+442079460003', crm)).headers.get('cache-status')).toContain('fwd=miss');
     expect((await stack.search('+442079460004', crm)).headers.get('cache-status')).toContain('hit');

@@ -35,7 +35,8 @@ async function withRedis<T>(url: string, work: (redis: Redis) => Promise<T>): Pr
 /** Every key and value under `prefix`, as text. */
 const redisContents = (url: string, prefix: string) =>
   withRedis(url, async (redis) => {
-    const keys = await redis.keys(`${prefix}:*`);
+    // The token's keys only: the lookup tier keeps its answers under the same prefix (`{prefix}:lookup:*`).
+    const keys = await redis.keys(`${prefix}:token:*`);
     const values = await Promise.all(keys.map(async (k) => ((await redis.type(k)) === 'hash' ? redis.hgetall(k) : redis.get(k))));
     return { keys, text: JSON.stringify([keys, values]) };
   });

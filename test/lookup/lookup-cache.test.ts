@@ -1,61 +1,34 @@
 // Unit tests of the lookup cache and service: a scripted upstream loader and a fake clock drive every window.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { noopTelemetry, type CacheResult, type Telemetry } from '../../src/observability/telemetry.js';
-import { createLookupCache, UNNAMED_CALLER, type LoadedAnswer, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
+import { createLookupCache, UNNAMED_CALLER, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
 import { createLookupService } from '../../src/lookup/lookup-service.js';
+import { cacheTelemetry, listed, scriptedUpstream, unlisted, WINDOWS } from './scripted-upstream.js';
 
 const T0 = 1_700_000_000_000;
 const NUMBER = '+442079460001';
 const OTHER = '+442079460002';
 
-const listed = (what: string, name = 'Hartley Zoë'): string =>
-  `{"query":{"what":"${what}"},"total":1,"results":[{"displayName":"${name}","provider":{"id":"swissdir"}}]}`;
-const unlisted = (what: string): string => `{"query":{"what":"${what}"},"total":0,"results":[]}`;
-
-interface Deferred {
-  resolve(answer: LoadedAnswer): void;
-  reject(err: unknown): void;
-}
-
 function setup(overrides: Partial<LookupCacheOptions> = {}) {
   const time = { now: T0 };
-  const calls: string[] = [];
-  const pending: Deferred[] = [];
-  let mode: 'answer' | 'defer' | 'fail' = 'answer';
-  let bodyFor = (e164: string): string => listed(e164);
-  const load = (e164: string): Promise<LoadedAnswer> => {
-    calls.push(e164);
-    if (mode === 'fail') return Promise.reject(new GatewayError('upstream_error', 'the upstream answered 500'));
-    if (mode === 'defer') return new Promise((resolve, reject) => pending.push({ resolve, reject }));
-    return Promise.resolve({ body: bodyFor(e164), contentType: 'application/json' });
-  };
-  const results: CacheResult[] = [];
-  const telemetry: Telemetry = {
-    ...noopTelemetry,
-    cacheLookup: (result) => void results.push(result),
-  };
+  const upstream = scriptedUpstream();
+  const { telemetry, results } = cacheTelemetry();
   const cache = createLookupCache({
-    load,
+    load: upstream.load,
     clock: () => time.now,
-    maxBytes: 1024 * 1024,
-    ttlSeconds: 600,
-    negativeTtlSeconds: 60,
-    staleWhileRevalidateSeconds: 30,
-    staleIfErrorSeconds: 3600,
-    resultsPath: 'results',
+    ...WINDOWS,
     ...overrides,
   });
   const service = createLookupService({ cache, telemetry });
   return {
     cache,
     service,
-    calls,
-    pending,
+    calls: upstream.calls,
+    pending: upstream.pending,
     results,
     advance: (seconds: number) => void (time.now += seconds * 1000),
-    setMode: (m: typeof mode) => void (mode = m),
-    setBody: (f: (e164: string) => string) => void (bodyFor = f),
+    setMode: upstream.setMode,
+    setBody: upstream.setBody,
   };
 }
 

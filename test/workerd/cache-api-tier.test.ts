@@ -54,7 +54,7 @@ describe('Cache API lookup tier', () => {
     await t.set('k-purge', entry(Date.now(), 60_000, 0));
     await tier().delete('k-purge');
     expect(await t.get('k-purge')).toBeUndefined();
-    expect(t.purgeScope).toBe('data-centre');
+    expect(t.purgeReach).toBe('data-centre');
     expect(await t.lease('k-purge', 1_000)).toBe(true);
     expect(await tier().lease('k-purge', 1_000)).toBe(true);
   });

@@ -1,0 +1,111 @@
+// Shared by the bench scripts: server children pinned to the server core, wrk pinned to the load core, the CPU time a
+// process used (from /proc), and the build step. Each script makes one harness; nothing is kept at module level.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, '..');
+export const LUA = join(here, 'lua');
+export const SERVER_CORE = '0';
+export const LOAD_CORE = '1';
+export const log = (line) => process.stderr.write(`${line}\n`);
+
+export function createHarness() {
+  const canPin = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  const pinned = (core, cmd, args) => (canPin ? ['taskset', ['-c', core, cmd, ...args]] : [cmd, args]);
+  const children = [];
+  const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+
+  function startChild(script, env, core = SERVER_CORE) {
+    const [cmd, args] = pinned(core, process.execPath, ['--expose-gc', join(here, script)]);
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    children.push(child);
+    return new Promise((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
+      child.once('message', (msg) => resolve({ child, url: msg.url }));
+    });
+  }
+  const ask = (child, type) =>
+    new Promise((resolve) => {
+      child.once('message', resolve);
+      child.send({ type });
+    });
+  function stopAll() {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  process.on('exit', stopAll);
+
+  /** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
+  function cpuUs(pid) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    } catch {
+      return null;
+    }
+  }
+  /** Runs `measure` and adds the server's CPU microseconds per request: stable where wall-clock req/s is noisy. */
+  async function withCpu(pid, measure) {
+    const before = cpuUs(pid);
+    const r = await measure();
+    const after = cpuUs(pid);
+    r.cpuPerReq = before === null || after === null ? NaN : (after - before) / r.requests;
+    return r;
+  }
+
+  /** Runs wrk (1 thread) with a Lua script; resolves with its BENCH_JSON summary. Asynchronous: the simulator lives here. */
+  function wrk({ url, script, connections, seconds, env = {} }) {
+    const [cmd, args] = pinned(LOAD_CORE, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA, script), url]);
+    return new Promise((resolve, reject) => {
+      const proc = spawn(cmd, args, { env: { ...process.env, BENCH_LUA_DIR: LUA, ...env } });
+      let out = '';
+      proc.stdout.on('data', (d) => (out += d));
+      proc.stderr.on('data', (d) => (out += d));
+      proc.on('close', () => {
+        const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
+        if (!line) return reject(new Error(`wrk gave no summary:\n${out}`));
+        const r = JSON.parse(line.slice(11));
+        r.rps = r.requests / (r.durationUs / 1e6);
+        resolve(r);
+      });
+    });
+  }
+
+  return { canPin, pinned, children, startChild, ask, stopAll, cpuUs, withCpu, wrk };
+}
+
+/** The bench client's secret; `bench` is its id (an admin client too). */
+export const BENCH_CLIENT_SECRET = 'bench-client-secret-0123456789';
+/** The simulator's credentials for the benched gateways. */
+export const BENCH_UPSTREAM_CLIENTS = { 'bench-gateway': 'bench-upstream-secret' };
+
+/** The environment of a benched gateway in front of the simulator at `simulatorUrl`. */
+export function benchGatewayEnv(simulatorUrl) {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    UPSTREAM_AUTH_URL: simulatorUrl,
+    UPSTREAM_BASE_URL: simulatorUrl,
+    UPSTREAM_CLIENT_ID: 'bench-gateway',
+    UPSTREAM_CLIENT_SECRET: BENCH_UPSTREAM_CLIENTS['bench-gateway'],
+    GATEWAY_TOKEN_SECRET: 'bench-signing-key-at-least-32-bytes-long!!',
+    GATEWAY_CLIENTS: `bench:${createHash('sha256').update(BENCH_CLIENT_SECRET).digest('hex')}`,
+    GATEWAY_ADMIN_CLIENTS: 'bench',
+    DEFAULT_REGION: 'GB',
+    NODE_ENV: 'production',
+    // One client drives all the load: its per-minute rate (default 600) would turn the run into 429s.
+    CLIENT_RATE_PER_MINUTE: '10000000',
+  };
+}
+
+/** Builds dist/ with tsc unless `--no-build`; the bench runs the built gateway. */
+export function build() {
+  log('building dist/ (tsc -p tsconfig.build.json)');
+  const built = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) log(`tsc reported errors (emitting anyway):\n${built.stdout.split('\n').slice(0, 5).join('\n')}`);
+  if (!existsSync(join(root, 'dist/runtime/node-gateway.js'))) throw new Error('dist/runtime/node-gateway.js missing after build');
+}

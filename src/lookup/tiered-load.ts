@@ -1,0 +1,198 @@
+// The shared second tier behind the per-process LRU (DESIGN.md, "Shared state"): what one process does when its
+// LRU has no fresh answer. It reads the tier first, fills it under a per-number lease so that concurrent misses on
+// different replicas make one upstream call, and goes on alone (one upstream call of its own) whenever the tier
+// fails or is slow, until it answers again.
+import type { Clock } from '../clock.js';
+import type { RunInBackground } from '../shared-state/background.js';
+import { TIER_ENTRY_VERSION, type LookupTier, type TierEntry } from '../shared-state/lookup-tier.js';
+import type { StoreHealth } from '../shared-state/store-health.js';
+import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
+import type { CachedAnswer, LookupContext } from './lookup-cache.js';
+
+export interface SharedTierOptions {
+  tier: LookupTier;
+  /** The tier's key of a number: a keyed hash, never the number itself. */
+  keyOf(e164: string): Promise<string>;
+  health: StoreHealth;
+  /** Where the write to the tier after an upstream call runs (Workers: waitUntil). */
+  background: RunInBackground;
+  /** Bound of one tier call (REDIS_TIMEOUT_MS); past it this process goes on alone. */
+  timeoutMs: number;
+  /** How long a miss waits for another replica's fill before calling the upstream itself. */
+  fillWaitMs: number;
+  /** Lifetime of a fill lease: longer than one upstream call, so a filler that died blocks nobody for long. */
+  leaseMs: number;
+  /** Step of that wait; default 20 ms. */
+  pollMs?: number;
+}
+
+/** An upstream call failed while the shared tier held a copy still inside its stale-if-error window. */
+export class SharedStaleFallback extends Error {
+  constructor(
+    readonly answer: CachedAnswer,
+    readonly failure: unknown,
+  ) {
+    super('the upstream failed; the shared tier holds a stale copy', { cause: failure });
+    this.name = 'SharedStaleFallback';
+  }
+}
+
+export interface TieredLoad {
+  /**
+   * An answer for a number this process holds no fresh copy of (`local`: its stale copy, if any): a fresh copy from
+   * the tier, a copy another replica just filled, or one upstream call. Rejects with the upstream's error, wrapped
+   * in {@link SharedStaleFallback} when the tier had a stale copy that may replace it.
+   */
+  load(e164: string, local: CachedAnswer | undefined, context: LookupContext): Promise<CachedAnswer>;
+  /** The number a load in flight is for, by tier key (a purge must reach loads not yet in the LRU). */
+  inFlight(key: string): string | undefined;
+  /** Removes a number from the tier, which tells every replica; false when the tier did not answer. */
+  purge(e164: string): Promise<boolean>;
+  purgeAll(): Promise<boolean>;
+}
+
+export interface TieredLoadDeps {
+  clock: Clock;
+  /** One upstream call, as an answer carrying its tier key. */
+  upstream(e164: string, context: LookupContext, key: string): Promise<CachedAnswer>;
+  /** A tier entry as an answer of this process, with its original timestamps. */
+  fromShared(e164: string, entry: TierEntry, key: string): CachedAnswer;
+}
+
+const FAILED = Symbol('tier failed');
+type Tried<T> = T | typeof FAILED;
+
+/** A whole-deployment clear walks the tier's keys: bounded far above one command. */
+const CLEAR_BOUND_MS = 30_000;
+
+export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDeps): TieredLoad {
+  const { tier, health, background, timeoutMs, fillWaitMs, leaseMs } = options;
+  const pollMs = Math.max(1, options.pollMs ?? 20);
+  const { clock, upstream, fromShared } = deps;
+  /** Loads in flight by tier key: the number, and how many (a purge may start a second one beside an orphaned first). */
+  const loading = new Map<string, { e164: string; count: number }>();
+
+  /** One tier call, bounded in time; a failure marks the store down (once per transition) and is never thrown. */
+  async function attempt<T>(work: () => Promise<T>, boundMs = timeoutMs): Promise<Tried<T>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailableError('lookup', `no answer within ${boundMs} ms`)), boundMs);
+    });
+    try {
+      const result = await Promise.race([work(), late]);
+      health.up();
+      return result;
+    } catch (err) {
+      health.down(err);
+      return FAILED;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const isFresh = (entry: Tried<TierEntry | undefined>): entry is TierEntry => entry !== FAILED && entry !== undefined && clock() < entry.freshUntil;
+
+  /** Waits for the lease holder's entry in short steps; takes the lease over if it is given back without one. */
+  async function waitForFill(key: string): Promise<TierEntry | 'leased' | 'alone'> {
+    for (let waited = 0; waited < fillWaitMs; waited += pollMs) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      const entry = await attempt(() => tier.get(key));
+      if (isFresh(entry)) return entry;
+      if (entry === FAILED) return 'alone';
+      const leased = await attempt(() => tier.lease(key, leaseMs));
+      if (leased === FAILED) return 'alone';
+      if (leased) return 'leased';
+    }
+    // The holder is slow rather than gone: call the upstream beside it rather than fail the caller.
+    return 'alone';
+  }
+
+  function share(key: string, answer: CachedAnswer, leased: boolean): void {
+    const entry: TierEntry = {
+      v: TIER_ENTRY_VERSION,
+      body: answer.body,
+      contentType: answer.contentType,
+      storedAt: answer.storedAt,
+      ttlSeconds: answer.ttlSeconds,
+      freshUntil: answer.freshUntil,
+      revalidateUntil: answer.revalidateUntil,
+      staleIfErrorUntil: answer.staleIfErrorUntil,
+      listed: answer.listed,
+    };
+    background(
+      (async () => {
+        // What this process would not keep (larger than its cache, nothing to retain) is not shared either.
+        if (answer.stored) await attempt(() => tier.set(key, entry));
+        if (leased) await attempt(() => tier.release(key));
+      })(),
+    );
+  }
+
+  /** Calls the upstream once for the deployment: under the fill lease, or after waiting for whoever holds it. */
+  async function fill(e164: string, key: string, context: LookupContext): Promise<CachedAnswer> {
+    let leased: Tried<boolean> = await attempt(() => tier.lease(key, leaseMs));
+    if (leased === false) {
+      const waited = await waitForFill(key);
+      if (typeof waited === 'object') return fromShared(e164, waited, key);
+      leased = waited === 'leased' ? true : FAILED;
+    }
+    if (leased === true) {
+      // The previous holder may have stored its answer and given the lease back between our read and our lease.
+      const again = await attempt(() => tier.get(key));
+      if (isFresh(again)) {
+        background(attempt(() => tier.release(key)));
+        return fromShared(e164, again, key);
+      }
+    }
+    let answer: CachedAnswer;
+    try {
+      answer = await upstream(e164, context, key);
+    } catch (err) {
+      if (leased === true) background(attempt(() => tier.release(key)));
+      throw err;
+    }
+    if (health.isUp) share(key, answer, leased === true);
+    return answer;
+  }
+
+  async function loadShared(e164: string, key: string, local: CachedAnswer | undefined, context: LookupContext): Promise<CachedAnswer> {
+    const found = await attempt(() => tier.get(key));
+    if (found === FAILED) return upstream(e164, context, key);
+    const now = clock();
+    if (found !== undefined) {
+      if (now < found.freshUntil) return fromShared(e164, found, key);
+      // A caller with no copy of its own gets the shared stale one at once; its refresh comes back here with it.
+      if (local === undefined && now < found.revalidateUntil) return fromShared(e164, found, key);
+    }
+    const fallback =
+      found !== undefined && now < found.staleIfErrorUntil && (local === undefined || found.staleIfErrorUntil > local.staleIfErrorUntil) ? found : undefined;
+    try {
+      return await fill(e164, key, context);
+    } catch (err) {
+      if (fallback !== undefined) throw new SharedStaleFallback(fromShared(e164, fallback, key), err);
+      throw err;
+    }
+  }
+
+  return {
+    async load(e164, local, context) {
+      const key = await options.keyOf(e164);
+      const mark = loading.get(key) ?? { e164, count: 0 };
+      mark.count++;
+      loading.set(key, mark);
+      try {
+        return await loadShared(e164, key, local, context);
+      } finally {
+        if (--mark.count === 0) loading.delete(key);
+      }
+    },
+    inFlight: (key) => loading.get(key)?.e164,
+    async purge(e164) {
+      const key = await options.keyOf(e164);
+      return (await attempt(() => tier.delete(key))) !== FAILED;
+    },
+    async purgeAll() {
+      return (await attempt(() => tier.clear(), Math.max(CLEAR_BOUND_MS, timeoutMs))) !== FAILED;
+    },
+  };
+}
