@@ -115,6 +115,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     telemetry,
     logger,
+    // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
+    resultsPath: config.upstreamBody.resultsPath,
   });
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });

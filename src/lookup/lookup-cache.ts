@@ -91,6 +91,8 @@ export interface PurgeResult {
 export interface LoadedAnswer {
   body: string;
   contentType: string;
+  /** Whether the body lists anything, when the loader already parsed it (the body is then not parsed again). */
+  listed?: boolean;
 }
 
 export interface LookupCacheOptions {
@@ -142,7 +144,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   }
 
   function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
-    const listed = hasListing(loaded.body, resultsPath);
+    const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
     const windows = { storedAt: now, ttlSeconds, freshUntil, revalidateUntil: freshUntil + revalidateMs, staleIfErrorUntil: freshUntil + staleIfErrorMs };
