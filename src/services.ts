@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
+import { createLoginThrottle, type LoginThrottle } from './auth/login-throttle.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
@@ -71,6 +72,8 @@ export interface Services {
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
+  /** Failed logins per client id and address, and per address (LOGIN_FAILURES_*). */
+  loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
   authenticateClient: ClientAuthenticator;
   normalizer: NumberNormalizer;
@@ -146,16 +149,27 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     shared: runtime.lookupTier && sharedLookupTier(config, runtime, runtime.lookupTier, background),
   });
   const clients = createClientRegistry(config.clients);
+  const loginHasher = createKeyedHasher({ key: `login-throttle:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
   const gatewayTokens = await createGatewayTokens({
+    isRegistered: clients.has,
     secret: config.gatewayTokens.secret,
     previousSecrets: config.gatewayTokens.previousSecrets,
     ttlSeconds: config.gatewayTokens.ttlSeconds,
     clock,
   });
+  const loginThrottle = createLoginThrottle({
+    // While the shared store is down, each process counts failed logins alone.
+    counters: countersWhenDown('memory'),
+    failuresPerClient: config.login.failuresPerClient,
+    failuresPerAddress: config.login.failuresPerAddress,
+    windowSeconds: config.login.failureWindowSeconds,
+    keyOf: (text) => loginHasher.hash(text),
+    clock,
+  });
   const authenticateClient = createClientAuthenticator({
     tokens: gatewayTokens,
-    // Failed Basic credentials are to count against the failed-login throttle of POST /token/login (`throttle:`).
-    basic: createBasicCredentials({ clients, clock }),
+    // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
+    basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
   });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
@@ -183,6 +197,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     }),
     clients,
     gatewayTokens,
+    loginThrottle,
     authenticateClient,
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,

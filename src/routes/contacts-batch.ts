@@ -2,14 +2,15 @@
 // Each distinct number goes through the same cache, coalescing, rate, quota and concurrency bound as a single
 // search; spellings of one number are looked up once; one deadline bounds the whole batch.
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env.js';
-import { GatewayError, problemFor, problemResponse } from '../errors.js';
+import { GatewayError, problemFor } from '../errors.js';
 import { searchResultOf } from '../guard/search-guard.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
+import { requestBodyLimit } from '../middleware/body-limit.js';
 import { clientAuth } from '../middleware/client-auth.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
 import type { Services } from '../services.js';
+import { PRIVATE_ANSWER } from './contacts-search.js';
 import { lookupDeadline } from './prefer-wait.js';
 
 export const BATCH_ROUTE = '/v2/contacts/search/batch';
@@ -52,13 +53,9 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normali
   const { config, normalizer, lookup, guard } = services;
   const max = config.batch.maxNumbers;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
-  const maxBodyBytes = 1024 + max * BYTES_PER_NUMBER;
+  // Never less than REQUEST_MAX_BODY_BYTES, which bounds every other body.
+  const limit = requestBodyLimit(Math.max(config.http.maxBodyBytes, 1024 + max * BYTES_PER_NUMBER));
   const app = new Hono<AppEnv>();
-
-  const limit = bodyLimit({
-    maxSize: maxBodyBytes,
-    onError: (c) => problemResponse('payload_too_large', `The body may hold at most ${maxBodyBytes} bytes.`, c.get('requestId'), { connection: 'close' }),
-  });
 
   app.post(BATCH_ROUTE, clientAuth(services.authenticateClient), limit, async (c: Context<AppEnv>) => {
     const numbers = readNumbers(await c.req.text(), max);
@@ -72,7 +69,7 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normali
       });
     }
     const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'private, no-store' };
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
     if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
 
     // The client rate counts each distinct number once (a lookup), as if it were a single search.

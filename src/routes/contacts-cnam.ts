@@ -8,7 +8,7 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import type { Services } from '../services.js';
-import { readWhat } from './contacts-search.js';
+import { PRIVATE_ANSWER, readWhat } from './contacts-search.js';
 import { lookupDeadline } from './prefer-wait.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
@@ -60,7 +60,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'normaliz
   const app = new Hono<AppEnv>();
 
   app.get(CNAM_ROUTE, async (c) => {
-    const headers: Record<string, string> = { 'content-type': TEXT, 'cache-control': 'private, no-store' };
+    const headers: Record<string, string> = { 'content-type': TEXT, 'cache-control': PRIVATE_ANSWER };
     const answer = (status: 200 | 401 | 429, result: CnamResult, name = fallback) => {
       headers['cnam-result'] = result;
       return c.body(name, status, headers);
