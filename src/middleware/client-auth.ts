@@ -20,6 +20,7 @@ export interface ClientAuthOptions {
 
 /** Both schemes are offered: a client without credentials learns it may use either. */
 export const CLIENT_CHALLENGE = 'Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"';
+const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
 const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i;
 
@@ -32,9 +33,9 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
   return async function authenticate(c) {
     const header = c.req.header('authorization');
     if (!header) return unauthorized('Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.');
-    const bearer = BEARER.exec(header);
-    if (bearer) {
-      const verified = await tokens.verify(bearer[1]!);
+    if (BEARER_SCHEME.test(header)) {
+      const bearer = BEARER.exec(header);
+      const verified = bearer === null ? null : await tokens.verify(bearer[1]!);
       if (verified) return { clientId: verified.clientId };
       return unauthorized('The access token is missing, invalid or expired.', 'Bearer realm="callerid-gateway", error="invalid_token"');
     }

@@ -20,7 +20,7 @@ describe('batch search', () => {
   const upstream = () => stack.simulator.controls.stats();
 
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '2000', BATCH_MAX_NUMBERS: '5' } });
+    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '2000', BATCH_MAX_NUMBERS: '5', REQUEST_MAX_BODY_BYTES: '256' } });
     crm = await stack.login('crm');
   });
   afterAll(() => stack.close());
@@ -97,6 +97,15 @@ describe('batch search', () => {
     expect(res.status).toBe(413);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     expect(upstream().searchCalls).toBe(0);
+  });
+
+  it('takes a full batch even where it is larger than REQUEST_MAX_BODY_BYTES, which bounds the other bodies', async () => {
+    const spaced = '+44 (0)20   7946   0001'.padEnd(40, ' ');
+    const body = JSON.stringify({ numbers: Array.from({ length: 5 }, () => spaced) }, null, 8);
+    expect(body.length).toBeGreaterThan(256);
+    const res = await batch(body);
+    expect(res.status).toBe(200);
+    expect((await itemsOf(res)).map((i) => i.e164)).toEqual(Array.from({ length: 5 }, () => '+442079460001'));
   });
 
   it('refuses a body over its byte bound with 413 before reading it all', async () => {

@@ -133,3 +133,31 @@ describe('CNAM fallbacks configured', () => {
     expect(answers[4]!.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });
+
+describe('HTTP Basic and the failed-login throttle', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { LOGIN_FAILURES_PER_CLIENT: '2' } });
+  });
+  afterAll(() => stack.close());
+
+  it('refuses with 429 after too many wrong secrets, even the right one, and counts with POST /token/login', async () => {
+    const wrong = basicAuth('pbx', 'wrong-secret');
+    expect((await cnam(stack, '+442079460002', { authorization: wrong })).status).toBe(401);
+    expect((await cnam(stack, '+442079460002', { authorization: wrong })).status).toBe(401);
+    const throttled = await cnam(stack, '+442079460002', { authorization: basicOf('pbx') });
+    expect([throttled.status, throttled.name, throttled.result]).toEqual([429, '', 'auth-throttled']);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The same budget as the login form: pbx cannot log in from this address either.
+    const login = await fetch(`${stack.gateway.url}/token/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: CLIENTS.pbx }),
+    });
+    expect(login.status).toBe(429);
+    // Another client from the same address is not locked out by pbx's failures.
+    expect((await cnam(stack, '+442079460002', { authorization: basicOf('crm') })).result).toBe('listed');
+    expect(stack.simulator.controls.stats().searchCalls).toBe(1);
+  });
+});
