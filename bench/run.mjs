@@ -228,4 +228,9 @@ if (!process.argv.includes('--no-replicas')) {
   await new Promise((resolve) => setTimeout(resolve, 500));
   spawnSync(process.execPath, [join(here, 'replicas.mjs'), '--no-build', ...process.argv.slice(2).filter((a) => a === '--quick')], { cwd: root, stdio: 'inherit' });
 }
+// --miss-before <ref>: the miss path at c=1 of this build beside the build of <ref>, in alternating rounds (bench/miss.mjs).
+const missBefore = process.argv.indexOf('--miss-before');
+if (missBefore !== -1) {
+  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', process.argv[missBefore + 1]], { cwd: root, stdio: 'inherit' });
+}
 setTimeout(() => process.exit(0), 500).unref();

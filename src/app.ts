@@ -11,6 +11,8 @@ import { accessLog } from './middleware/access-log.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
+import { BATCH_ROUTE, contactsBatchRoutes } from './routes/contacts-batch.js';
+import { contactsCnamRoutes } from './routes/contacts-cnam.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -30,7 +32,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
   // Before any route reads a body: an oversized one is refused, never buffered.
-  app.use(requestBodyLimit(services.config.http.maxBodyBytes));
+  app.use(requestBodyLimit(services.config.http.maxBodyBytes, new Set([BATCH_ROUTE])));
 
   app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
   // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.
@@ -40,6 +42,9 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
+  // For PBXs and CRMs (README "For PBXs"): the caller name as plain text, and many numbers in one request.
+  app.route('/', contactsCnamRoutes(services));
+  app.route('/', contactsBatchRoutes(services));
   app.route('/', adminCacheRoutes(services));
   app.route('/', adminUsageRoutes(services));
   // Anonymous and restricted: only its page and one search, one provider, tablets and larger, rate limited.

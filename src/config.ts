@@ -179,6 +179,16 @@ const schema = z.object({
   LOGIN_FAILURES_PER_CLIENT: int(1, 10_000, 5),
   LOGIN_FAILURES_PER_ADDRESS: int(1, 100_000, 20),
   LOGIN_FAILURE_WINDOW_SECONDS: int(1, 86_400, 900),
+  // While the phone rings (README "For PBXs"): deadlines, the plain-text caller name, batches.
+  LOOKUP_DEADLINE_MS: optionalInt(0, 60_000),
+  CNAM_DEADLINE_MS: int(0, 60_000, 1000),
+  CNAM_MAX_LENGTH: int(1, 255, 15),
+  CNAM_FALLBACK: z
+    .string()
+    .default('')
+    .refine((v) => /^[\x20-\x7e]{0,64}$/.test(v), 'must be at most 64 printable ASCII characters'),
+  UPSTREAM_DISPLAY_NAME_PATH: z.string().trim().min(1).default('displayName'),
+  BATCH_MAX_NUMBERS: int(1, 1000, 100),
   DOCS_ENABLED: z.enum(['true', 'false']).default('true'),
 });
 
@@ -250,6 +260,12 @@ export interface Config {
   /** Bounds an outsider can push against (README, "Security"). */
   http: { maxBodyBytes: number; headersTimeoutSeconds: number; requestTimeoutSeconds: number; maxConnections: number };
   login: { failuresPerClient: number; failuresPerAddress: number; failureWindowSeconds: number };
+  /** How long a caller waits for a lookup by default (LOOKUP_DEADLINE_MS; UPSTREAM_TIMEOUT_MS when unset). */
+  lookupDeadlineMs: number;
+  /** GET /v2/contacts/cnam: the plain-text caller name for PBX dialplans. */
+  cnam: { deadlineMs: number; maxLength: number; fallback: string; displayNamePath: string };
+  /** POST /v2/contacts/search/batch. */
+  batch: { maxNumbers: number };
   /** /docs and /openapi.json (DOCS_ENABLED); /docs/problems is always served. */
   docs: { enabled: boolean };
 }
@@ -400,6 +416,9 @@ export function parseConfig(env: EnvSource): Config {
       failuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
       failureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
     },
+    lookupDeadlineMs: e.LOOKUP_DEADLINE_MS ?? e.UPSTREAM_TIMEOUT_MS,
+    cnam: { deadlineMs: e.CNAM_DEADLINE_MS, maxLength: e.CNAM_MAX_LENGTH, fallback: e.CNAM_FALLBACK, displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH },
+    batch: { maxNumbers: e.BATCH_MAX_NUMBERS },
     docs: { enabled: e.DOCS_ENABLED === 'true' },
   };
 }

@@ -22,6 +22,8 @@ export const errorCodes = {
   token_unavailable: { status: 503, title: 'Upstream token unavailable' },
   unavailable: { status: 503, title: 'Service unavailable' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
+  // The caller's own deadline (Prefer: wait, LOOKUP_DEADLINE_MS) passed; the upstream call goes on and fills the cache.
+  deadline_exceeded: { status: 504, title: 'Deadline exceeded' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

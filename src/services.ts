@@ -1,5 +1,6 @@
 // Builds the gateway's services once from the configuration and what the runtime provides.
 import type { Context } from 'hono';
+import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
 import { createLoginThrottle, type LoginThrottle } from './auth/login-throttle.js';
@@ -18,6 +19,8 @@ import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
+import { createClientAuthenticator, type ClientAuthenticator } from './middleware/client-auth.js';
+import { clientAddress } from './rate-limit/client-address.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
 import { inProcess, type RunInBackground } from './shared-state/background.js';
@@ -74,6 +77,8 @@ export interface Services {
   gatewayTokens: GatewayTokens;
   /** Failed logins per client id and address, and per address (LOGIN_FAILURES_*). */
   loginThrottle: LoginThrottle;
+  /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
+  authenticateClient: ClientAuthenticator;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
@@ -117,6 +122,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
     telemetry,
     logger,
+    // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
+    resultsPath: config.upstreamBody.resultsPath,
   });
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });
@@ -147,6 +154,28 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   const clients = createClientRegistry(config.clients);
   const loginHasher = createKeyedHasher({ key: `login-throttle:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
+  const gatewayTokens = await createGatewayTokens({
+    isRegistered: clients.has,
+    secret: config.gatewayTokens.secret,
+    previousSecrets: config.gatewayTokens.previousSecrets,
+    ttlSeconds: config.gatewayTokens.ttlSeconds,
+    clock,
+  });
+  const loginThrottle = createLoginThrottle({
+    // While the shared store is down, each process counts failed logins alone.
+    counters: countersWhenDown('memory'),
+    failuresPerClient: config.login.failuresPerClient,
+    failuresPerAddress: config.login.failuresPerAddress,
+    windowSeconds: config.login.failureWindowSeconds,
+    keyOf: (text) => loginHasher.hash(text),
+    clock,
+  });
+  const authenticateClient = createClientAuthenticator({
+    tokens: gatewayTokens,
+    // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
+    basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
+    addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
+  });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
@@ -172,25 +201,12 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       keyOf: (address) => addressHasher.hash(address),
     }),
     clients,
-    gatewayTokens: await createGatewayTokens({
-      isRegistered: clients.has,
-      secret: config.gatewayTokens.secret,
-      previousSecrets: config.gatewayTokens.previousSecrets,
-      ttlSeconds: config.gatewayTokens.ttlSeconds,
-      clock,
-    }),
-    loginThrottle: createLoginThrottle({
-      // While the shared store is down, each process counts failed logins alone.
-      counters: countersWhenDown('memory'),
-      failuresPerClient: config.login.failuresPerClient,
-      failuresPerAddress: config.login.failuresPerAddress,
-      windowSeconds: config.login.failureWindowSeconds,
-      keyOf: (text) => loginHasher.hash(text),
-      clock,
-    }),
+    gatewayTokens,
+    loginThrottle,
+    authenticateClient,
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure }),
+    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure, background, upstreamTimeoutMs: upstream.timeoutMs }),
     lookupCache,
     counters,
     guard,

@@ -131,3 +131,25 @@ describe('cost guard configuration', () => {
     expect(err.message).toMatch(problem);
   });
 });
+
+describe('configuration of the PBX routes', () => {
+  it('defaults the lookup deadline to the upstream timeout and the CNAM settings to a 15-character name within 1 s', () => {
+    const c = parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '2500' });
+    expect(c.lookupDeadlineMs).toBe(2500);
+    expect(c.cnam).toEqual({ deadlineMs: 1000, maxLength: 15, fallback: '', displayNamePath: 'displayName' });
+    expect(c.batch).toEqual({ maxNumbers: 100 });
+  });
+
+  it('reads LOOKUP_DEADLINE_MS, CNAM_* and BATCH_MAX_NUMBERS', () => {
+    const c = parseConfig({ ...full, LOOKUP_DEADLINE_MS: '800', CNAM_FALLBACK: 'Unknown caller', CNAM_MAX_LENGTH: '20', BATCH_MAX_NUMBERS: '10' });
+    expect(c.lookupDeadlineMs).toBe(800);
+    expect(c.cnam.fallback).toBe('Unknown caller');
+    expect(c.cnam.maxLength).toBe(20);
+    expect(c.batch.maxNumbers).toBe(10);
+  });
+
+  it('refuses a CNAM_FALLBACK that is not printable ASCII, and a BATCH_MAX_NUMBERS of 0', () => {
+    expect(errorOf({ ...full, CNAM_FALLBACK: 'Unbekannt – ß' }).message).toMatch(/CNAM_FALLBACK/);
+    expect(errorOf({ ...full, BATCH_MAX_NUMBERS: '0' }).message).toMatch(/BATCH_MAX_NUMBERS/);
+  });
+});

@@ -36,6 +36,11 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
             bearerFormat: 'JWT',
             description: 'A gateway token from `POST /token/login`.',
           },
+          clientBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description: "A registered client's id and secret (GATEWAY_CLIENTS), for callers that cannot log in first (PBX dialplans); counted against the failed-login limits.",
+          },
           metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the operator set one.' },
         },
       },

@@ -89,6 +89,35 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       additionalProperties: true,
       examples: [SEARCH_EXAMPLE],
     },
+    BatchRequest: {
+      type: 'object',
+      required: ['numbers'],
+      properties: { numbers: { type: 'array', items: { type: 'string' }, description: 'Numbers in any usual spelling; at most BATCH_MAX_NUMBERS.' } },
+      examples: [{ numbers: ['+44 20 7946 0001', '020 7946 0002', 'unknown'] }],
+    },
+    BatchAnswer: {
+      type: 'object',
+      required: ['results'],
+      additionalProperties: false,
+      properties: {
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['what', 'e164', 'status'],
+            additionalProperties: false,
+            properties: {
+              what: { type: 'string', description: 'The spelling as sent.' },
+              e164: { anyOf: [E164, { type: 'null' }], description: 'null when it is not a possible number.' },
+              status: { type: 'integer', description: 'What a single search would have answered.' },
+              cacheStatus: { type: ['string', 'null'], description: 'The Cache-Status a single search would carry.' },
+              body: { ...ref('SearchAnswer'), description: 'status 200: the upstream\'s answer.' },
+              problem: { ...ref('Problem'), description: 'otherwise: the problem a single search would answer.' },
+            },
+          },
+        },
+      },
+    },
     Health: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },
     Ready: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ready' } } },
     PurgeNumber: {

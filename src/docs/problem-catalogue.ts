@@ -94,6 +94,10 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     action: 'Retry after `Retry-After`.',
     headers: '`Retry-After`',
   },
+  deadline_exceeded: {
+    when: 'No answer within the deadline the caller set (`Prefer: wait=N`, else `LOOKUP_DEADLINE_MS`) and no stale answer to give. The upstream call goes on and fills the cache.',
+    action: 'Ask again shortly: the next request is likely a cache hit.',
+  },
   upstream_timeout: {
     when: 'The upstream did not answer within `UPSTREAM_TIMEOUT_MS` (or the wait the caller asked for), and no stale answer could stand in.',
     action: 'Retry; the next attempt is often a cache hit, since the call may finish in the background.',

@@ -13,6 +13,8 @@ const json = (schema: OpenAPIV3_1.SchemaObject | OpenAPIV3_1.ReferenceObject) =>
 const header = (description: string): OpenAPIV3_1.HeaderObject => ({ description, schema: { type: 'string' } });
 
 const GATEWAY_TOKEN: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }];
+/** The search routes also take a registered client's id and secret as HTTP Basic (a dialplan cannot log in first). */
+const CLIENT: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }, { clientBasic: [] }];
 const ANONYMOUS: OpenAPIV3_1.SecurityRequirementObject[] = [];
 
 const RATE_LIMIT_HEADERS = {
@@ -38,6 +40,19 @@ const WHAT: OpenAPIV3_1.ParameterObject = {
   examples: { international: { value: '+44 20 7946 0001' }, national: { value: '020 7946 0001' } },
 };
 
+const PREFER: OpenAPIV3_1.ParameterObject = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  description:
+    'RFC 7240 `wait=N` (seconds, decimals allowed): answer by then, with a stale entry or 504 `deadline-exceeded` if nothing fresh ' +
+    'came in time; the upstream call goes on and fills the cache. Bounded by UPSTREAM_TIMEOUT_MS; default LOOKUP_DEADLINE_MS.',
+  schema: { type: 'string' },
+  examples: { ring: { value: 'wait=0.8' } },
+};
+
+const PREFERENCE_APPLIED = { 'Preference-Applied': header('`wait=N` when the caller\'s wait was honoured, with the value used.') };
+
 /** Refusals of a search that would need the paid upstream, and its failures. */
 const UPSTREAM_PROBLEMS = [
   'quota_exhausted',
@@ -49,6 +64,7 @@ const UPSTREAM_PROBLEMS = [
   'token_unavailable',
   'unavailable',
   'upstream_timeout',
+  'deadline_exceeded',
 ] as const;
 
 const route = (spec: Parameters<typeof describeRoute>[0]): MiddlewareHandler => describeRoute(spec);
@@ -100,11 +116,65 @@ export const routeDocs = {
     summary: 'Find contact details by telephone number',
     description: "The upstream's search, answered from the gateway's cache when it can (see `Cache-Status`). Impossible numbers are refused before they reach the paid upstream.",
     operationId: 'searchContacts',
-    security: GATEWAY_TOKEN,
-    parameters: [WHAT],
+    security: CLIENT,
+    parameters: [WHAT, PREFER],
     responses: {
-      200: { description: "The upstream's answer, unchanged (`total: 0`, `results: []` for no listing).", headers: SEARCH_HEADERS, content: json(ref('SearchAnswer')) },
+      200: {
+        description: "The upstream's answer, unchanged (`total: 0`, `results: []` for no listing).",
+        headers: { ...SEARCH_HEADERS, ...PREFERENCE_APPLIED },
+        content: json(ref('SearchAnswer')),
+      },
       ...problemResponses('bad_request', 'invalid_number', 'unauthorized', 'too_many_requests', ...UPSTREAM_PROBLEMS),
+    },
+  }),
+
+  cnam: route({
+    tags: ['Contacts'],
+    summary: 'The caller name as plain ASCII text, for PBX dialplans (CNAM)',
+    description:
+      'The first result\'s display name folded to ASCII and cut to CNAM_MAX_LENGTH. Every lookup outcome is a 200: without a name the ' +
+      'body is CNAM_FALLBACK and `CNAM-Result` says why. Only wrong credentials (401) and the failed-login limit (429) get another status, ' +
+      'with the fallback as body too. Default deadline CNAM_DEADLINE_MS.',
+    operationId: 'cnam',
+    security: CLIENT,
+    parameters: [WHAT, PREFER],
+    responses: {
+      200: {
+        description: 'The name, or the fallback.',
+        headers: {
+          'CNAM-Result': { description: 'Why this body.', schema: { enum: ['listed', 'no-listing', 'no-name', 'not-a-number', 'deadline', 'upstream-error', 'upstream-unavailable', 'quota-exhausted', 'rate-limited', 'gateway-error'] } },
+          ...SEARCH_HEADERS,
+          ...PREFERENCE_APPLIED,
+        },
+        content: { 'text/plain': { schema: { type: 'string', pattern: "^[A-Za-z0-9 .,'&()/+-]*$" } } },
+      },
+      401: {
+        description: 'Missing or wrong credentials (`CNAM-Result: unauthorized`); the body is the fallback.',
+        headers: { 'WWW-Authenticate': header('`Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"`.') },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      429: {
+        description: 'Too many failed credentials from this address (`CNAM-Result: auth-throttled`); the body is the fallback.',
+        headers: { 'Retry-After': header('Seconds until credentials are checked again.') },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      ...problemResponses(),
+    },
+  }),
+
+  batch: route({
+    tags: ['Contacts'],
+    summary: 'Many searches in one request (CRMs)',
+    description:
+      'Each distinct number goes through the same cache, coalescing, rate, quota and concurrency bound as a single search; spellings of one ' +
+      'number are looked up once; one deadline (`Prefer: wait`) bounds the whole batch. Each item carries its own status and the body or problem.',
+    operationId: 'searchBatch',
+    security: CLIENT,
+    parameters: [PREFER],
+    requestBody: { required: true, content: json(ref('BatchRequest')) },
+    responses: {
+      200: { description: 'One item per number, in order.', headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS, ...PREFERENCE_APPLIED }, content: json(ref('BatchAnswer')) },
+      ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
     },
   }),
 

@@ -54,6 +54,8 @@ export interface LookupCache {
   read(e164: string, context?: LookupContext): Promise<CacheRead>;
   /** A fresh hit, synchronously, or undefined when answering would need the upstream or a stale entry. */
   readFresh(e164: string): CacheRead | undefined;
+  /** The entry held past its freshness while it may still replace a failure (a caller's deadline passed), or undefined. */
+  readStale(e164: string): CacheRead | undefined;
   /** Forgets one number (a load in flight still answers its callers but is not kept). */
   delete(e164: string): boolean;
   /** Forgets everything; returns how many entries there were. */
@@ -89,6 +91,8 @@ export interface PurgeResult {
 export interface LoadedAnswer {
   body: string;
   contentType: string;
+  /** Whether the body lists anything, when the loader already parsed it (the body is then not parsed again). */
+  listed?: boolean;
 }
 
 export interface LookupCacheOptions {
@@ -140,7 +144,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   }
 
   function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
-    const listed = hasListing(loaded.body, resultsPath);
+    const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
     const windows = { storedAt: now, ttlSeconds, freshUntil, revalidateUntil: freshUntil + revalidateMs, staleIfErrorUntil: freshUntil + staleIfErrorMs };
@@ -248,6 +252,11 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
       return seen !== undefined && now < seen.freshUntil ? { answer: seen, outcome: 'hit', collapsed: false, now } : undefined;
+    },
+    readStale(e164) {
+      const now = clock();
+      const seen = lru.get(e164, READ_STALE);
+      return seen !== undefined && now < seen.staleIfErrorUntil ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now } : undefined;
     },
     delete: (e164) => lru.delete(e164),
     clear,

@@ -2,6 +2,7 @@
 // through the per-number cache, with what the cache did said in `Cache-Status` (RFC 9211) and `Age`.
 import { GatewayError } from '../errors.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
+import { inProcess, type RunInBackground } from '../shared-state/background.js';
 import type { CacheRead, LookupCache, LookupContext } from './lookup-cache.js';
 
 export interface LookupResult {
@@ -16,9 +17,19 @@ export interface LookupResult {
   cache?: CacheResult;
 }
 
+export interface LookupOptions {
+  /**
+   * How long the caller waits (Prefer: wait, LOOKUP_DEADLINE_MS). When it passes first the caller gets a stale
+   * entry or a `deadline_exceeded` error, while the upstream call goes on (up to UPSTREAM_TIMEOUT_MS) and fills
+   * the cache. Absent, or not shorter than the upstream timeout: the lookup's own bounds apply.
+   */
+  deadlineMs?: number;
+}
+
 export interface LookupService {
   /** `context` names the caller, who is charged if this lookup calls the upstream. */
-  lookup(e164: string, context: LookupContext): Promise<LookupResult>;
+  lookup(e164: string, context: LookupContext, options?: LookupOptions): Promise<LookupResult>;
+  /** An upstream read this caller stopped waiting for, kept alive until it settles (Workers: waitUntil). */
   /** The answer when the cache holds a fresh one, synchronously (the hit path); otherwise undefined. */
   lookupFresh(e164: string): LookupResult | undefined;
 }
@@ -31,6 +42,10 @@ export interface LookupServiceOptions {
    * the read is then made once more, as this caller's own.
    */
   othersFailure?: (err: unknown, context: LookupContext) => boolean;
+  /** Keeps a read whose caller's deadline passed alive until it has filled the cache; default in process. */
+  background?: RunInBackground;
+  /** UPSTREAM_TIMEOUT_MS: a deadline at least this long needs no timer of its own. */
+  upstreamTimeoutMs?: number;
 }
 
 /** The cache's name in `Cache-Status`. */
@@ -54,6 +69,9 @@ export function cacheStatusOf(read: CacheRead): string {
   }
 }
 
+/** `Cache-Status` of a stale entry answered because the caller's deadline passed before the upstream answered. */
+const deadlineStatusOf = (read: CacheRead): string => `${CACHE_NAME}; fwd=stale; ttl=${Math.floor((read.answer.freshUntil - read.now) / 1000)}; detail=deadline`;
+
 function telemetryResult(read: CacheRead): CacheResult {
   switch (read.outcome) {
     case 'hit':
@@ -68,6 +86,12 @@ function telemetryResult(read: CacheRead): CacheResult {
 }
 
 /** The upstream failure, carrying the `Cache-Status` of a lookup the cache could not answer. */
+function deadlinePassed(ms: number): GatewayError {
+  return new GatewayError('deadline_exceeded', `No answer within the caller's deadline of ${ms} ms; the lookup goes on and fills the cache, so asking again shortly is answered from it.`, {
+    headers: { 'cache-status': `${CACHE_NAME}; fwd=miss; detail=deadline` },
+  });
+}
+
 function withCacheStatus(err: unknown): unknown {
   if (!(err instanceof GatewayError)) return err;
   return new GatewayError(err.code, err.message, {
@@ -80,10 +104,12 @@ function withCacheStatus(err: unknown): unknown {
 export function createLookupService(options: LookupServiceOptions): LookupService {
   const { cache } = options;
   const telemetry = options.telemetry ?? noopTelemetry;
+  const background = options.background ?? inProcess;
+  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? Number.POSITIVE_INFINITY;
 
-  function resultOf(read: CacheRead): LookupResult {
+  function resultOf(read: CacheRead, count = true): LookupResult {
     const cacheResult = telemetryResult(read);
-    telemetry.cacheLookup(cacheResult);
+    if (count) telemetry.cacheLookup(cacheResult);
     const { answer } = read;
     return {
       cache: cacheResult,
@@ -94,21 +120,66 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
     };
   }
 
-  return {
-    async lookup(e164, context) {
-      let read: CacheRead;
+  /** One read as this caller's own; a failure carries the `Cache-Status` of a lookup the cache could not answer. */
+  async function read(e164: string, context: LookupContext): Promise<CacheRead> {
+    try {
       try {
-        try {
-          read = await cache.read(e164, context);
-        } catch (err) {
-          if (!options.othersFailure?.(err, context)) throw err;
-          read = await cache.read(e164, context);
-        }
+        return await cache.read(e164, context);
       } catch (err) {
-        telemetry.cacheLookup('miss');
-        throw withCacheStatus(err);
+        if (!options.othersFailure?.(err, context)) throw err;
+        return await cache.read(e164, context);
       }
-      return resultOf(read);
+    } catch (err) {
+      throw withCacheStatus(err);
+    }
+  }
+
+  async function readNow(e164: string, context: LookupContext): Promise<LookupResult> {
+    try {
+      return resultOf(await read(e164, context));
+    } catch (err) {
+      telemetry.cacheLookup('miss');
+      throw err;
+    }
+  }
+
+  /** The read, or what the cache holds once `ms` have passed; the read itself is never abandoned. */
+  function readBy(e164: string, context: LookupContext, ms: number): Promise<LookupResult> {
+    const reading = read(e164, context);
+    return new Promise((resolve, reject) => {
+      let waiting = true;
+      const timer = setTimeout(() => {
+        waiting = false;
+        // The caller stops waiting, the upstream call does not: it goes on and fills the cache for the next caller.
+        background(reading);
+        const stale = cache.readStale(e164);
+        telemetry.cacheLookup(stale === undefined ? 'miss' : 'stale');
+        if (stale === undefined) reject(deadlinePassed(ms));
+        else resolve({ ...resultOf(stale, false), cache: 'stale', cacheStatus: deadlineStatusOf(stale) });
+      }, ms);
+      reading.then(
+        (r) => {
+          if (!waiting) return;
+          clearTimeout(timer);
+          resolve(resultOf(r));
+        },
+        (err: unknown) => {
+          if (!waiting) return;
+          clearTimeout(timer);
+          telemetry.cacheLookup('miss');
+          reject(err);
+        },
+      );
+    });
+  }
+
+  return {
+    lookup(e164, context, lookupOptions) {
+      const ms = lookupOptions?.deadlineMs;
+      if (ms === undefined || ms >= upstreamTimeoutMs) return readNow(e164, context);
+      // A fresh hit needs no timer.
+      const fresh = cache.readFresh(e164);
+      return fresh === undefined ? readBy(e164, context, ms) : Promise.resolve(resultOf(fresh));
     },
     lookupFresh(e164) {
       const read = cache.readFresh(e164);

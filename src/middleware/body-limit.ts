@@ -9,7 +9,7 @@ import { problemResponse } from '../errors.js';
  * after at most `maxBytes` for a chunked body, which is never held whole. `Connection: close` makes Node
  * drop the connection after the answer instead of reading the rest of an upload nobody wants.
  */
-export function requestBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
+export function requestBodyLimit(maxBytes: number, ownBounds: ReadonlySet<string> = new Set()): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: (c) =>
@@ -18,6 +18,8 @@ export function requestBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   return async function requestBodyLimit(c, next) {
     // GET and HEAD carry no body the gateway reads; skipping them keeps the lazy Request of the Node adapter lazy.
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    // A route that takes a bigger body (the batch search) applies its own bound, the same way.
+    if (ownBounds.has(c.req.path)) return next();
     return limit(c, next);
   };
 }

@@ -4,9 +4,10 @@ import type { AppEnv, LookupNote } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
 import { clientSearchGuard } from '../guard/search-guard.js';
-import { bearerAuth } from '../middleware/bearer-auth.js';
+import { clientAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
+import { lookupDeadline } from './prefer-wait.js';
 
 /**
  * Reads the single `what` parameter. Any repetition is ambiguous and refused, however the name is spelled:
@@ -52,16 +53,28 @@ export function lookupHeaders(result: LookupResult): Record<string, string> {
   return headers;
 }
 
-export function contactsSearchRoutes(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>): Hono<AppEnv> {
+export function contactsSearchRoutes(services: Pick<Services, 'config' | 'authenticateClient' | 'normalizer' | 'lookup' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const { config } = services;
+  const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
 
-  app.get('/v2/contacts/search', routeDocs.search, bearerAuth({ tokens: services.gatewayTokens }), clientSearchGuard(services.guard), async (c) => {
+  app.get('/v2/contacts/search', routeDocs.search, clientAuth(services.authenticateClient), clientSearchGuard(services.guard), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);
-    const result = await services.lookup.lookup(e164, { client: c.get('clientId') });
+    const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
+    let result: LookupResult;
+    try {
+      result = await services.lookup.lookup(e164, { client: c.get('clientId') }, { deadlineMs: deadline.ms });
+    } catch (err) {
+      // Said on the 504 too: the caller's wait is what ended it. Each lookup failure is this caller's own object.
+      if (deadline.applied !== undefined && err instanceof GatewayError) err.headers['preference-applied'] = deadline.applied;
+      throw err;
+    }
     note.cache = result.cache;
-    return c.body(result.body, 200, lookupHeaders(result));
+    const headers = lookupHeaders(result);
+    if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
+    return c.body(result.body, 200, headers);
   });
 
   return app;

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
+import { parsePath, readPath } from '../lookup/listing.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
 import { parseRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
@@ -12,6 +13,8 @@ export interface UpstreamSearchResult {
   /** The upstream's JSON exactly as received, so the cache and the API route pass it through unchanged. */
   body: string;
   contentType: string;
+  /** Whether the body lists anything at `resultsPath`, read from the one parse that vouched for it; absent without a path. */
+  listed?: boolean;
 }
 
 export interface SearchOptions {
@@ -33,11 +36,15 @@ export interface SearchClientOptions {
   clock?: Clock;
   telemetry?: Telemetry;
   logger?: Logger;
+  /** Dotted path of the results array (UPSTREAM_RESULTS_PATH): the answer says whether it lists anything. */
+  resultsPath?: string;
 }
 
 interface Answer {
   res: UpstreamResponse;
   outcome: UpstreamOutcome;
+  /** The parsed body of a 200 that is a JSON object. */
+  json?: object;
 }
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -47,6 +54,13 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
   const telemetry = options.telemetry ?? noopTelemetry;
   const logger = options.logger ?? silentLogger;
   const searchUrl = `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`;
+  const resultsPath = options.resultsPath === undefined ? undefined : parsePath(options.resultsPath);
+  // The request headers change only with the token: built once per token, not once per search.
+  let headersOf = { token: '', headers: {} as Record<string, string> };
+  const requestHeaders = (token: string): Record<string, string> => {
+    if (headersOf.token !== token) headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
+    return headersOf.headers;
+  };
 
   const timedOut = (): GatewayError => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
@@ -76,7 +90,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       res = await options.http.request({
         method: 'GET',
         url,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        headers: requestHeaders(token),
         timeoutMs: remaining,
       });
     } catch (err) {
@@ -87,9 +101,11 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       if (kind === 'too_large') throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', { cause: err });
       throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
     }
-    const outcome = res.status !== 200 ? statusOutcome(res.status) : isJsonObject(res.body) ? 'ok' : 'malformed';
+    // The one parse of the body: it vouches for the JSON and says whether anything is listed.
+    const json = res.status === 200 ? jsonObject(res.body) : undefined;
+    const outcome = res.status !== 200 ? statusOutcome(res.status) : json !== undefined ? 'ok' : 'malformed';
     telemetry.upstreamCall('search', outcome, seconds());
-    return { res, outcome };
+    return { res, outcome, json };
   }
 
   return {
@@ -98,13 +114,13 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       const deadline = searchOptions.deadline ?? clock() + options.timeoutMs;
       const url = `${searchUrl}?what=${encodeURIComponent(e164)}`;
 
-      const firstToken = await tokenBefore(deadline);
-      let { res, outcome } = await send(url, firstToken, deadline, 1);
+      const firstToken = options.tokens.peek?.() ?? (await tokenBefore(deadline));
+      let { res, outcome, json } = await send(url, firstToken, deadline, 1);
       if (res.status === 401) {
         logger.info({ event: 'upstream_search_unauthorized', attempt: 1 }, 'upstream refused the token; retrying with a fresh one');
         options.tokens.invalidate(firstToken);
         const secondToken = await tokenBefore(deadline);
-        ({ res, outcome } = await send(url, secondToken, deadline, 2));
+        ({ res, outcome, json } = await send(url, secondToken, deadline, 2));
         if (res.status === 401) {
           logger.error({ event: 'upstream_search_unauthorized', attempt: 2 }, "the upstream refused the gateway's credentials");
           throw new GatewayError('upstream_error', "the upstream refused the gateway's credentials");
@@ -112,13 +128,15 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       }
 
       if (res.status === 200) {
-        // Parsed only to vouch for it; the string itself is what callers and the cache receive.
-        if (outcome === 'malformed') {
+        // Parsed to vouch for it; the string itself is what callers and the cache receive.
+        if (outcome === 'malformed' || json === undefined) {
           logger.warn({ event: 'upstream_search_malformed', status: 200 }, 'upstream search answered a body that is not a JSON object');
           throw new GatewayError('upstream_error', 'the upstream answered a malformed body');
         }
         const contentType = res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
-        return { body: res.body, contentType };
+        if (resultsPath === undefined) return { body: res.body, contentType };
+        const results = readPath(json, resultsPath);
+        return { body: res.body, contentType, listed: Array.isArray(results) && results.length > 0 };
       }
 
       if (res.status === 429) {
@@ -132,12 +150,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
   };
 }
 
-function isJsonObject(body: string): boolean {
+function jsonObject(body: string): object | undefined {
   try {
     const value: unknown = JSON.parse(body);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

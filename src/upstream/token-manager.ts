@@ -22,6 +22,8 @@ export interface TokenStatus {
 export interface TokenManager {
   /** A token not known to be expired; refreshes (single-flight) when needed. Rejects with GatewayError('token_unavailable', ...). */
   getToken(): Promise<string>;
+  /** The held token when it can be used now and no refresh is due, synchronously (a search's fast path); else undefined. */
+  peek?(): string | undefined;
   /** After an upstream 401: drops `token` only if it is still the current one. */
   invalidate(token: string): void;
   status(): TokenStatus;
@@ -205,6 +207,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   }
 
   return {
+    peek() {
+      const now = clock();
+      const held = current;
+      return usable(held, now) && now < held.refreshAt ? held.token : undefined;
+    },
+
     async getToken() {
       const now = clock();
       const held = current;

@@ -54,7 +54,11 @@ describe('the OpenAPI document', () => {
     const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { type: string; scheme: string }> } }).components.securitySchemes;
     expect(schemes.gatewayToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     const security = (path: string, method: string) => (doc.paths[path]![method] as unknown as { security: unknown }).security;
-    expect(security('/v2/contacts/search', 'get')).toEqual([{ gatewayToken: [] }]);
+    expect(schemes.clientBasic).toMatchObject({ type: 'http', scheme: 'basic' });
+    for (const [path, method] of [['/v2/contacts/search', 'get'], ['/v2/contacts/cnam', 'get'], ['/v2/contacts/search/batch', 'post']] as const) {
+      expect(security(path, method), path).toEqual([{ gatewayToken: [] }, { clientBasic: [] }]);
+    }
+    expect(security('/admin/usage', 'get')).toEqual([{ gatewayToken: [] }]);
     expect(security('/console/v2/contacts/search', 'get')).toEqual([]);
     expect(security('/token/login', 'post')).toEqual([]);
   });
@@ -122,6 +126,27 @@ describe('the OpenAPI document', () => {
       simulator.controls.setFaults({ errorRate: 0, hangRate: 1 });
       expect((await call('GET', q('020 7946 0003'), bearer(crm))).status).toBe(504);
       simulator.controls.setFaults({ hangRate: 0 });
+      // Deadline: the caller waits 0.1 s, the upstream takes 0.5 s, nothing stale: 504 deadline-exceeded.
+      simulator.controls.setFaults({ latencyMs: 500 });
+      const late = await call('GET', q('020 7946 0004'), { headers: { authorization: `Bearer ${crm}`, prefer: 'wait=0.1' } });
+      expect(late.status).toBe(504);
+      expect(JSON.parse(late.body).type).toBe('/docs/problems#deadline-exceeded');
+      simulator.controls.setFaults({ latencyMs: 0 });
+      // HTTP Basic on the search routes, CNAM (listed, not a number, wrong credentials) and a batch.
+      const basic = (id: string, secret: string) => ({ headers: { authorization: `Basic ${btoa(`${id}:${secret}`)}` } });
+      const pbxBasic = basic('crm', 'crm-secret-0123456789');
+      const ring = [
+        await call('GET', q('020 7946 0001'), pbxBasic),
+        await call('GET', `/v2/contacts/cnam?what=${encodeURIComponent('020 7946 0002')}`, pbxBasic),
+        await call('GET', '/v2/contacts/cnam?what=anonymous', pbxBasic),
+        await call('GET', `/v2/contacts/cnam?what=${encodeURIComponent('020 7946 0002')}`, basic('crm', 'wrong')),
+        await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: JSON.stringify({ numbers: ['020 7946 0001', '+44 20 7946 0001', 'nope', '020 7946 0999'] }) }),
+        await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: '{"numbers": 1}' }),
+        await call('POST', '/v2/contacts/search/batch', { body: '{"numbers": []}' }),
+        await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: JSON.stringify({ numbers: Array.from({ length: 101 }, () => '1') }) }),
+      ];
+      expect(statuses(ring)).toEqual([200, 200, 200, 401, 200, 400, 401, 413]);
+      expect(ring[1]!.body.length).toBeGreaterThan(0);
       // Admin: purge a number, everything, usage; refused to a non-admin, refused without a token.
       const admin = [
         await call('DELETE', `/admin/cache/${encodeURIComponent('020 7946 0001')}`, { method: 'DELETE', ...bearer(ops) }),

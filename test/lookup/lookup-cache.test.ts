@@ -50,6 +50,16 @@ describe('lookup cache', () => {
     expect(t.results).toEqual(['miss', 'hit']);
   });
 
+  it("takes the loader's word on whether a body lists anything instead of parsing it again", async () => {
+    const time = { now: T0 };
+    const body = '{"results":[{"displayName":"Zoë Hartley"}]}';
+    const cache = createLookupCache({ load: async () => ({ body, contentType: 'application/json', listed: false }), clock: () => time.now, ...WINDOWS });
+    const read = await cache.read(NUMBER);
+    // The negative TTL: the loader said "no listing" although the body, parsed, would say otherwise.
+    expect(read.answer.listed).toBe(false);
+    expect(read.answer.ttlSeconds).toBe(WINDOWS.negativeTtlSeconds);
+  });
+
   it('passes the body through byte for byte', async () => {
     const t = setup();
     const odd = `{ "results" : [ {"displayName":"Zoë  Hartley"} ],\n "total":1 }`;

@@ -250,3 +250,28 @@ describe('search client: an upstream 429', () => {
     expect(searchCalls[0]!.timeoutMs).toBe(500);
   });
 });
+
+describe('search client: one parse of the body', () => {
+  function withResultsPath(body: string) {
+    const t = setup(() => answer(200, body));
+    const client = createSearchClient({ http: { request: async (req) => (req.url.endsWith('/token/login') ? tokenOk('tok') : answer(200, body)) }, tokens: t.tokens, baseUrl: 'https://api.example', timeoutMs: 1_000, clock: () => t.time.now, resultsPath: 'results' });
+    return client;
+  }
+
+  it('says whether the answer lists anything, from the parse that vouched for it, and keeps the bytes', async () => {
+    const listed = await withResultsPath(RESULT_BODY).search(NUMBER);
+    expect(listed).toEqual({ body: RESULT_BODY, contentType: 'application/json', listed: true });
+    const empty = '{"total":0,"results":[]}';
+    expect((await withResultsPath(empty).search(NUMBER)).listed).toBe(false);
+    expect((await withResultsPath('{"elsewhere":[1]}').search(NUMBER)).listed).toBe(false);
+  });
+
+  it('uses a held token without waiting on the token manager', async () => {
+    const t = setup(() => answer(200, RESULT_BODY));
+    await t.client.search(NUMBER);
+    expect(t.tokens.peek!()).toBe('tok-1');
+    t.time.now += 90_000 * 1000;
+    expect(t.tokens.peek!()).toBeUndefined();
+  });
+});
+

@@ -1,0 +1,109 @@
+// `node bench/miss.mjs [--before <git-ref>] [--rounds N] [--seconds S] [--no-build]` (also `npm run bench -- --miss-before
+// <ref>`): the miss path at 1 connection, side by side in one run: distinct listed numbers straight to the simulator,
+// through this build's gateway, and (with --before) through the gateway built from <ref> (git archive into a temporary
+// directory, built with this checkout's tsc and node_modules). Rounds alternate the three so drift on a shared machine
+// hits all alike; the table has medians: p50, p99, the p50 the gateway adds over the direct call, and its CPU per miss.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
+
+const arg = (name, fallback) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? fallback : process.argv[at + 1];
+};
+const beforeRef = arg('--before', undefined);
+const ROUNDS = Number(arg('--rounds', '3'));
+const SECONDS = Number(arg('--seconds', '3'));
+const { canPin, startChild, withCpu, wrk } = createHarness();
+
+build();
+/** The gateway of `ref`, built in a temporary directory; resolves to its bench server script, relative to bench/. */
+function buildBaseline(ref) {
+  const dir = mkdtempSync(join(tmpdir(), 'callerid-baseline-'));
+  log(`building the baseline ${ref} in ${dir}`);
+  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
+  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return relative(here, join(dir, 'bench/servers/gateway.mjs'));
+}
+const baselineScript = beforeRef === undefined ? undefined : buildBaseline(beforeRef);
+
+if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
+const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
+
+/** Listed numbers +44 20 3xxx xxxx (as in run.mjs), so every miss answers a listing's body. */
+function syntheticDirectory(count) {
+  return Array.from({ length: count }, (_, i) => {
+    const digits = String(i).padStart(7, '0');
+    const e164 = `+44203${digits}`;
+    return {
+      id: `swissdir:bench${digits}`,
+      provider: PROVIDERS.swissdir,
+      type: 'person',
+      displayName: `Benchmark Person ${digits}`,
+      person: { givenName: 'Person', familyName: `Benchmark ${digits}` },
+      organization: null,
+      phones: [{ e164, display: `020 3${digits.slice(0, 3)} ${digits.slice(3)}`, kind: 'landline' }],
+      address: { street: `${i % 200} Benchmark Street`, postalCode: 'EC1A 1BB', locality: 'London', country: 'GB' },
+    };
+  });
+}
+
+// Each run takes fresh numbers from its own block: a c=1 run stays well under 4,000 requests a second.
+const STEP = 4000 * SECONDS;
+const RUNS = 3 + ROUNDS * 3;
+const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS, directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(STEP * RUNS)] });
+const loginAt = async (url, body, headers = {}) => (await (await fetch(`${url}/token/login`, { method: 'POST', headers, body })).json()).access_token;
+const gateways = { after: await startChild('servers/gateway.mjs', benchGatewayEnv(simulator.url)) };
+if (baselineScript !== undefined) gateways.before = await startChild(baselineScript, benchGatewayEnv(simulator.url));
+const tokens = {};
+for (const [name, g] of Object.entries(gateways)) {
+  tokens[name] = await loginAt(g.url, new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }));
+}
+const simToken = await loginAt(
+  simulator.url,
+  new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench-gateway', client_secret: BENCH_UPSTREAM_CLIENTS['bench-gateway'] }),
+  { 'content-type': 'application/x-www-form-urlencoded' },
+);
+
+// As in run.mjs: the simulator (this process) sits on the server core for the c=1 latency.
+if (canPin) spawnSync('taskset', ['-cp', SERVER_CORE, String(process.pid)], { stdio: 'ignore' });
+let next = 0;
+const env = (token) => ({ BENCH_START: String((next += STEP) - STEP), BENCH_LIMIT: '0', BENCH_TOKEN: token, BENCH_BASE_PATH: '/v2/contacts/search' });
+const runs = { direct: [], after: [], before: [] };
+for (const [name, g] of Object.entries(gateways)) await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
+for (let round = 0; round < ROUNDS; round++) {
+  log(`miss c=1 round ${round + 1}/${ROUNDS}: simulator directly, this build${gateways.before ? `, ${beforeRef}` : ''}`);
+  runs.direct.push(await withCpu(process.pid, () => wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(simToken) })));
+  const order = round % 2 === 0 ? Object.keys(gateways) : Object.keys(gateways).reverse();
+  for (const name of order) {
+    const g = gateways[name];
+    runs[name].push(await withCpu(g.child.pid, () => wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(tokens[name]) })));
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const ms = (us) => (us / 1000).toFixed(3);
+const direct50 = median(runs.direct.map((r) => r.p50));
+const rows = [['miss c=1', 'p50 ms', 'p99 ms', 'added p50 ms', 'CPU µs/miss', 'errors']];
+rows.push(['simulator directly', ms(direct50), ms(median(runs.direct.map((r) => r.p99))), '', `${median(runs.direct.map((r) => r.cpuPerReq)).toFixed(0)} (simulator)`, '']);
+for (const [name, label] of [['after', 'gateway (this build)'], ['before', `gateway (${beforeRef})`]]) {
+  if (runs[name].length === 0) continue;
+  const r = runs[name];
+  const p50 = median(r.map((x) => x.p50));
+  rows.push([label, ms(p50), ms(median(r.map((x) => x.p99))), ms(p50 - direct50), median(r.map((x) => x.cpuPerReq)).toFixed(0), String(r.reduce((n, x) => n + x.errors + x.non2xx, 0))]);
+}
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+process.stdout.write(
+  `\nmiss path at 1 connection, medians of ${ROUNDS} rounds of ${SECONDS} s (${new Date().toISOString()}, node ${process.version}; targets: added p50 <= 0.50 ms, CPU/miss half of the before)\n` +
+    `${[line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n')}\n`,
+);
+for (const g of Object.values(gateways)) g.child.send({ type: 'stop' });
+await simulator.close();
+setTimeout(() => process.exit(0), 500).unref();

@@ -1,0 +1,62 @@
+// A registered client on the PBX-facing routes: a gateway token (Bearer), or its id and secret as HTTP Basic
+// credentials (a dialplan cannot log in first). The refusal is a GatewayError for the route to render.
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import type { BasicCredentials } from '../auth/basic-credentials.js';
+import type { GatewayTokens } from '../auth/gateway-tokens.js';
+import { GatewayError } from '../errors.js';
+
+export type ClientAuthResult = { clientId: string } | { refused: GatewayError };
+
+/** Decides who a request is for; never throws. */
+export type ClientAuthenticator = (c: Context<AppEnv>) => Promise<ClientAuthResult>;
+
+export interface ClientAuthOptions {
+  tokens: GatewayTokens;
+  basic: BasicCredentials;
+  /** The caller's address as the failed-login throttle counts it (trusted-proxy aware). */
+  addressOf: (c: Context<AppEnv>) => string | undefined;
+}
+
+/** Both schemes are offered: a client without credentials learns it may use either. */
+export const CLIENT_CHALLENGE = 'Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"';
+const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
+const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i;
+
+const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): ClientAuthResult => ({
+  refused: new GatewayError('unauthorized', detail, { headers: { 'www-authenticate': challenge } }),
+});
+
+export function createClientAuthenticator(options: ClientAuthOptions): ClientAuthenticator {
+  const { tokens, basic } = options;
+  return async function authenticate(c) {
+    const header = c.req.header('authorization');
+    if (!header) return unauthorized('Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.');
+    if (BEARER_SCHEME.test(header)) {
+      const bearer = BEARER.exec(header);
+      const verified = bearer === null ? null : await tokens.verify(bearer[1]!);
+      if (verified) return { clientId: verified.clientId };
+      return unauthorized('The access token is missing, invalid or expired.', 'Bearer realm="callerid-gateway", error="invalid_token"');
+    }
+    const encoded = BASIC.exec(header);
+    if (!encoded) return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
+    const verdict = await basic.verify(encoded[1]!, options.addressOf(c));
+    if ('clientId' in verdict) return verdict;
+    if (verdict.refused === 'throttled') {
+      const seconds = String(verdict.retryAfterSeconds);
+      return { refused: new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } }) };
+    }
+    return unauthorized('Unknown client or wrong secret.');
+  };
+}
+
+/** Middleware form for JSON routes: the refusal becomes the app's problem+json answer. */
+export function clientAuth(authenticate: ClientAuthenticator): MiddlewareHandler<AppEnv> {
+  return async function clientAuth(c, next) {
+    const result = await authenticate(c);
+    if ('refused' in result) throw result.refused;
+    c.set('clientId', result.clientId);
+    await next();
+  };
+}
