@@ -73,9 +73,10 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
         await send(two.search('0161 496 0002', pbx2), 200);
       }
       await send(two.search(`0161 496 000${2 + round}`, pbx2), 429);
-      // 429 too-many-requests: crm over 30 searches a minute on replica one (hits).
+      // 429 too-many-requests: crm over 30 searches a clock minute on replica one (hits); room for a minute that
+      // turns over meanwhile and starts the count again.
       let limited = false;
-      for (let i = 0; i < 30 && !limited; i++) {
+      for (let i = 0; i < 70 && !limited; i++) {
         const r = await one.search('020 7946 0001', crm1);
         await r.arrayBuffer();
         answered++;
@@ -84,9 +85,15 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       expect(limited).toBe(true);
       // The console: two searches per address and window, then 429 (answered by the console's guard, whose
       // route template is /console/*).
-      for (const status of round === 1 ? [200, 200, 429] : [429]) {
-        await send(fetch(`${one.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`), status);
+      let consoleLimited = false;
+      for (let i = 0; i < 4 && !consoleLimited; i++) {
+        const r = await fetch(`${one.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`);
+        await r.arrayBuffer();
+        answered++;
+        if (round === 1 && i < 2) expect(r.status).toBe(200);
+        consoleLimited = r.status === 429;
       }
+      expect(consoleLimited).toBe(true);
       if (round === 1) await sleep(2_500);
     }
 
