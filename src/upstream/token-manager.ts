@@ -44,6 +44,8 @@ export interface TokenManagerOptions extends TokenEndpointConfig {
   storeTimeoutMs?: number;
   /** How long to wait for another replica's login before logging in itself; default `timeoutMs`. */
   storeWaitMs?: number;
+  /** While on its own token (the store was down), asks the store at most this often whether it answers again; default 2000. */
+  storeProbeIntervalMs?: number;
 }
 
 interface HeldToken {
@@ -65,6 +67,7 @@ interface Refresh {
 }
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
+const STORE_PROBE_INTERVAL_MS = 2_000;
 
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = options.clock ?? systemClock;
@@ -100,6 +103,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let consecutiveFailures = 0;
   let lastError: string | null = null;
   let retryAt: number | null = null;
+  /** A rejoin probe in flight (at most one), and when the next may start. */
+  let probing = false;
+  let nextProbeAt = 0;
+  const probeIntervalMs = options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS;
 
   const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
   const inBackoff = (now: number): boolean => retryAt !== null && now < retryAt;
@@ -147,6 +154,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         const { expiresAt, lifetimeMs, generation } = held;
         if (mine === attempts) {
           current = held;
+          // The store just failed this refresh: ask it again only after a while.
+          if (generation === null) nextProbeAt = clock() + probeIntervalMs;
           invalidated = false;
           dropped = null;
           consecutiveFailures = 0;
@@ -196,6 +205,34 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return started;
   }
 
+  /**
+   * On its own token while the store may answer again: one cheap question in the background (never awaited by a
+   * search). The deployment's token, when there is one, replaces the own one here; when there is none the own one
+   * is offered, so the other replicas take it at their own probe. Either way one token again, with no login.
+   */
+  function probeStore(source: SharedTokenSource, held: HeldToken, now: number): void {
+    probing = true;
+    nextProbeAt = now + probeIntervalMs;
+    const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
+    const probe = source
+      .rejoin(own, (token) => clock() < hold(token).usableUntil)
+      .then((found) => {
+        // A refresh or a 401 meanwhile decided for itself.
+        if (found === null || current !== held || refresh !== null) return;
+        current = hold(found);
+        const how = found.token === held.token ? 'offered' : 'adopted';
+        logger.info(
+          { event: 'upstream_token_rejoined', how, generation: found.generation, expiresAt: new Date(found.expiresAt).toISOString() },
+          how === 'offered' ? "token store answers again; published this replica's token for the deployment" : "token store answers again; using the deployment's token",
+        );
+      })
+      .finally(() => {
+        probing = false;
+      });
+    if (options.background) options.background(probe);
+    else probe.catch(() => {});
+  }
+
   function pendingRefresh(now: number): Refresh | null {
     if (refresh !== null && now - refresh.startedAt > abandonAfterMs) {
       logger.warn({ event: 'upstream_token_refresh_abandoned', startedAt: new Date(refresh.startedAt).toISOString() }, 'upstream token refresh never settled; starting another');
@@ -212,6 +249,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (now >= held.refreshAt && pendingRefresh(now) === null && !inBackoff(now)) {
           const ahead = startRefresh('ahead', now);
           options.background?.(ahead.promise);
+        } else if (shared !== null && held.generation === null && !probing && refresh === null && now >= nextProbeAt) {
+          probeStore(shared, held, now);
         }
         return held.token;
       }
