@@ -7,6 +7,7 @@ import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
 import { accessLog } from './middleware/access-log.js';
+import { requestBodyLimit } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
@@ -27,6 +28,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use(accessLog({ record: services.recordRequest }));
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
+  // Before any route reads a body: an oversized one is refused, never buffered.
+  app.use(requestBodyLimit(services.config.http.maxBodyBytes));
 
   app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
   // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.
@@ -56,14 +59,14 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.onError((err, c) => {
     const id = c.get('requestId') ?? crypto.randomUUID();
     if (err instanceof GatewayError) {
-      if (err.status >= 500) logger.warn({ requestId: id, code: err.code, reason: err.message }, 'request failed');
+      if (err.status >= 500) logger.warn({ event: 'request_failed', requestId: id, code: err.code, reason: err.message }, 'request failed');
       return problemResponse(err.code, err.message, id, err.headers, err.extensions);
     }
     if (err instanceof HTTPException && err.status < 500) {
       const code = statusToCode.get(err.status) ?? 'bad_request';
       return problemResponse(code, errorCodes[code].title, id, {});
     }
-    logger.error({ requestId: id, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'unhandled error');
+    logger.error({ event: 'unhandled_error', requestId: id, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'unhandled error');
     return problemResponse('internal', `An internal error occurred; please contact support and quote request id ${id}.`, id);
   });
 

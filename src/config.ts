@@ -4,24 +4,42 @@ import { z } from 'zod';
 
 export type EnvSource = Record<string, string | undefined>;
 
+export interface ConfigProblem {
+  variable: string;
+  problem: string;
+}
+
+/** Every wrong setting found at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
+  /** The first wrong variable. */
   readonly variable: string;
-  constructor(variable: string, problem: string) {
-    super(`configuration error: ${variable}: ${problem}`);
+  readonly problems: ConfigProblem[];
+  constructor(variable: string, problem: string, more: ConfigProblem[] = []) {
+    const problems = [{ variable, problem }, ...more];
+    super(problems.map((p) => `configuration error: ${p.variable}: ${p.problem}`).join('\n'));
     this.name = 'ConfigError';
     this.variable = variable;
+    this.problems = problems;
   }
+}
+
+function configErrorOf(problems: ConfigProblem[]): ConfigError {
+  const [first, ...more] = problems;
+  return new ConfigError(first!.variable, first!.problem, more);
 }
 
 const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'] as const;
 
-const wholeNumber = (min: number, max: number) =>
-  z
+// One message for every way a number can be wrong: it says what is allowed.
+const wholeNumber = (min: number, max: number) => {
+  const allowed = `must be a whole number from ${min} to ${max}`;
+  return z
     .string()
     .trim()
-    .regex(/^\d+$/, 'must be a whole number')
+    .regex(/^\d+$/, allowed)
     .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+    .pipe(z.number().int().min(min, allowed).max(max, allowed));
+};
 
 const int = (min: number, max: number, fallback: number) => wholeNumber(min, max).default(fallback);
 
@@ -95,6 +113,7 @@ const schema = z.object({
   UPSTREAM_TIMEOUT_MS: int(50, 60_000, 3000),
   UPSTREAM_TOKEN_EXPIRES_IN_UNIT: z.enum(['seconds', 'milliseconds']).default('seconds'),
   UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS: int(0, 86_400, 300),
+  UPSTREAM_MAX_BODY_BYTES: int(1024, 256 * 1024 ** 2, 1024 ** 2),
   GATEWAY_TOKEN_SECRET: secretKey.optional(),
   GATEWAY_TOKEN_PREVIOUS_SECRETS: z
     .string()
@@ -120,6 +139,7 @@ const schema = z.object({
   UPSTREAM_RESULTS_PATH: z.string().trim().min(1).default('results'),
   UPSTREAM_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
   UPSTREAM_TOTAL_PATH: z.string().trim().min(1).default('total'),
+  UPSTREAM_PROVIDER_NAME_PATH: z.string().trim().min(1).default('provider.name'),
   REDIS_URL: z
     .string()
     .trim()
@@ -152,6 +172,13 @@ const schema = z.object({
   METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
   METRICS_PORT: int(0, 65535, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
+  REQUEST_MAX_BODY_BYTES: int(256, 1024 ** 2, 4096),
+  HTTP_HEADERS_TIMEOUT_SECONDS: int(1, 600, 10),
+  HTTP_REQUEST_TIMEOUT_SECONDS: int(1, 3600, 30),
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000, 10_000),
+  LOGIN_FAILURES_PER_CLIENT: int(1, 10_000, 5),
+  LOGIN_FAILURES_PER_ADDRESS: int(1, 100_000, 20),
+  LOGIN_FAILURE_WINDOW_SECONDS: int(1, 86_400, 900),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -164,6 +191,8 @@ export interface UpstreamConfig {
   timeoutMs: number;
   expiresInUnit: 'seconds' | 'milliseconds';
   refreshAheadSeconds: number;
+  /** A bigger search or token answer is a 502, and is not read past this many bytes. */
+  maxBodyBytes: number;
 }
 
 export interface Config {
@@ -193,7 +222,7 @@ export interface Config {
     };
   };
   /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
-  upstreamBody: { resultsPath: string; providerPath: string; totalPath: string };
+  upstreamBody: { resultsPath: string; providerPath: string; totalPath: string; providerNamePath: string };
   redisUrl: string | undefined;
   /** Shared state in Redis (REDIS_URL): key prefix (several deployments can share one Redis) and command timeout. */
   redis: { keyPrefix: string; timeoutMs: number };
@@ -217,6 +246,9 @@ export interface Config {
   log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
   metrics: { token: string | undefined; port: number };
   shutdownTimeoutSeconds: number;
+  /** Bounds an outsider can push against (README, "Security"). */
+  http: { maxBodyBytes: number; headersTimeoutSeconds: number; requestTimeoutSeconds: number; maxConnections: number };
+  login: { failuresPerClient: number; failuresPerAddress: number; failureWindowSeconds: number };
 }
 
 export interface GuardConfig {
@@ -235,7 +267,7 @@ export interface GuardConfig {
   onStoreError: 'memory' | 'open' | 'closed';
 }
 
-/** Validates `env`; throws a {@link ConfigError} naming the first wrong variable. */
+/** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
 export function parseConfig(env: EnvSource): Config {
   const input: EnvSource = {};
   for (const key of Object.keys(schema.shape)) {
@@ -244,20 +276,28 @@ export function parseConfig(env: EnvSource): Config {
   }
   const result = schema.safeParse(input);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const variable = String(issue.path[0] ?? 'environment');
-    const problem = issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message;
-    throw new ConfigError(variable, problem);
+    const problems: ConfigProblem[] = [];
+    for (const issue of result.error.issues) {
+      const variable = String(issue.path[0] ?? 'environment');
+      if (problems.some((p) => p.variable === variable)) continue;
+      problems.push({ variable, problem: issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message });
+    }
+    throw configErrorOf(problems);
   }
   const e = result.data;
+  const problems: ConfigProblem[] = [];
 
   const present = UPSTREAM_VARS.filter((name) => e[name] !== undefined);
   if (present.length > 0 && present.length < UPSTREAM_VARS.length) {
-    const missing = UPSTREAM_VARS.find((name) => e[name] === undefined)!;
-    throw new ConfigError(missing, `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`);
+    for (const missing of UPSTREAM_VARS.filter((name) => e[name] === undefined)) {
+      problems.push({
+        variable: missing,
+        problem: `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`,
+      });
+    }
   }
   const upstream: UpstreamConfig | null =
-    present.length === 0
+    present.length !== UPSTREAM_VARS.length
       ? null
       : {
           authUrl: e.UPSTREAM_AUTH_URL!,
@@ -267,21 +307,27 @@ export function parseConfig(env: EnvSource): Config {
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
           expiresInUnit: e.UPSTREAM_TOKEN_EXPIRES_IN_UNIT,
           refreshAheadSeconds: e.UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS,
+          maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
         };
   if (upstream && !e.GATEWAY_TOKEN_SECRET) {
-    throw new ConfigError('GATEWAY_TOKEN_SECRET', 'is required (at least 32 bytes) when an upstream is configured');
+    problems.push({ variable: 'GATEWAY_TOKEN_SECRET', problem: 'is required (at least 32 bytes) when an upstream is configured' });
   }
   if (upstream && e.GATEWAY_CLIENTS.size === 0) {
-    throw new ConfigError('GATEWAY_CLIENTS', 'must list at least one internal client (id:sha256hex)');
+    problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
   }
   const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find((id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id));
   if (unknownQuota !== undefined && e.GATEWAY_CLIENTS.size > 0) {
-    throw new ConfigError('CLIENT_UPSTREAM_QUOTAS', `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"`);
+    problems.push({ variable: 'CLIENT_UPSTREAM_QUOTAS', problem: `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"` });
   }
   const unknownAdmin = e.GATEWAY_ADMIN_CLIENTS.find((id) => !e.GATEWAY_CLIENTS.has(id));
   if (unknownAdmin !== undefined && e.GATEWAY_CLIENTS.size > 0) {
-    throw new ConfigError('GATEWAY_ADMIN_CLIENTS', `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS`);
+    problems.push({ variable: 'GATEWAY_ADMIN_CLIENTS', problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS` });
   }
+  // Node refuses a headers timeout longer than the whole-request timeout.
+  if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
+    problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_SECONDS', problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${e.HTTP_REQUEST_TIMEOUT_SECONDS})` });
+  }
+  if (problems.length > 0) throw configErrorOf(problems);
 
   return {
     port: e.PORT,
@@ -305,7 +351,12 @@ export function parseConfig(env: EnvSource): Config {
         keyPrefix: e.CONSOLE_RATE_KEY_PREFIX,
       },
     },
-    upstreamBody: { resultsPath: e.UPSTREAM_RESULTS_PATH, providerPath: e.UPSTREAM_PROVIDER_PATH, totalPath: e.UPSTREAM_TOTAL_PATH },
+    upstreamBody: {
+      resultsPath: e.UPSTREAM_RESULTS_PATH,
+      providerPath: e.UPSTREAM_PROVIDER_PATH,
+      totalPath: e.UPSTREAM_TOTAL_PATH,
+      providerNamePath: e.UPSTREAM_PROVIDER_NAME_PATH,
+    },
     redisUrl: e.REDIS_URL,
     redis: { keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
     guard: {
@@ -335,5 +386,16 @@ export function parseConfig(env: EnvSource): Config {
     log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+    http: {
+      maxBodyBytes: e.REQUEST_MAX_BODY_BYTES,
+      headersTimeoutSeconds: e.HTTP_HEADERS_TIMEOUT_SECONDS,
+      requestTimeoutSeconds: e.HTTP_REQUEST_TIMEOUT_SECONDS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
+    login: {
+      failuresPerClient: e.LOGIN_FAILURES_PER_CLIENT,
+      failuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
+      failureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
+    },
   };
 }

@@ -8,6 +8,7 @@ export const errorCodes = {
   device_not_supported: { status: 403, title: 'Available on tablets and larger devices' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
   // The cost guard's refusals (README "Cost control"). Listed before the generic code of the same status,
   // which stays the one a bare HTTPException of that status maps to.
   quota_exhausted: { status: 429, title: 'Upstream quota exhausted' },

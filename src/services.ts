@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
+import { createLoginThrottle, type LoginThrottle } from './auth/login-throttle.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
@@ -68,6 +69,8 @@ export interface Services {
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
+  /** Failed logins per client id and address, and per address (LOGIN_FAILURES_*). */
+  loginThrottle: LoginThrottle;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
@@ -138,6 +141,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     resultsPath: config.upstreamBody.resultsPath,
     shared: runtime.lookupTier && sharedLookupTier(config, runtime, runtime.lookupTier, background),
   });
+  const clients = createClientRegistry(config.clients);
+  const loginHasher = createKeyedHasher({ key: `login-throttle:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
@@ -161,11 +166,21 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       clock,
       keyOf: (address) => addressHasher.hash(address),
     }),
-    clients: createClientRegistry(config.clients),
+    clients,
     gatewayTokens: await createGatewayTokens({
+      isRegistered: clients.has,
       secret: config.gatewayTokens.secret,
       previousSecrets: config.gatewayTokens.previousSecrets,
       ttlSeconds: config.gatewayTokens.ttlSeconds,
+      clock,
+    }),
+    loginThrottle: createLoginThrottle({
+      // While the shared store is down, each process counts failed logins alone.
+      counters: countersWhenDown('memory'),
+      failuresPerClient: config.login.failuresPerClient,
+      failuresPerAddress: config.login.failuresPerAddress,
+      windowSeconds: config.login.failureWindowSeconds,
+      keyOf: (text) => loginHasher.hash(text),
       clock,
     }),
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),

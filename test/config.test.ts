@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
 
@@ -36,7 +38,7 @@ describe('configuration', () => {
     expect(parseConfig(full).sharedCache).toEqual({ fillWaitMs: 3000, maxEntryBytes: 262_144 });
     expect(parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500' }).sharedCache.fillWaitMs).toBe(1500);
     expect(parseConfig({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache).toEqual({ fillWaitMs: 0, maxEntryBytes: 4096 });
-    expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(/CACHE_SHARED_MAX_ENTRY_BYTES: must be at least 1024/);
+    expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(/CACHE_SHARED_MAX_ENTRY_BYTES: must be a whole number from 1024 to /);
   });
 
   it('is demo mode when no upstream variable is set', () => {
@@ -45,10 +47,11 @@ describe('configuration', () => {
 
   it.each([
     [{ ...full, UPSTREAM_CLIENT_SECRET: '' }, 'UPSTREAM_CLIENT_SECRET', /required/],
-    [{ UPSTREAM_AUTH_URL: 'https://a.test' }, 'UPSTREAM_BASE_URL', /required/],
+    [{ UPSTREAM_AUTH_URL: 'https://a.test', UPSTREAM_CLIENT_ID: 'gw', UPSTREAM_CLIENT_SECRET: 's' }, 'UPSTREAM_BASE_URL', /required/],
     [{ ...full, UPSTREAM_BASE_URL: 'ftp://x' }, 'UPSTREAM_BASE_URL', /http/],
     [{ ...full, PORT: 'eighty' }, 'PORT', /whole number/],
-    [{ ...full, PORT: '70000' }, 'PORT', /at most/],
+    [{ ...full, PORT: '70000' }, 'PORT', /must be a whole number from 0 to 65535/],
+    [{ ...full, UPSTREAM_TIMEOUT_MS: '-5' }, 'UPSTREAM_TIMEOUT_MS', /must be a whole number from 50 to 60000/],
     [{ ...full, GATEWAY_TOKEN_SECRET: 'short' }, 'GATEWAY_TOKEN_SECRET', /32 bytes/],
     [{ ...full, GATEWAY_TOKEN_SECRET: '' }, 'GATEWAY_TOKEN_SECRET', /required/],
     [{ ...full, GATEWAY_CLIENTS: 'crm:nothex' }, 'GATEWAY_CLIENTS', /sha256hex/],
@@ -63,6 +66,32 @@ describe('configuration', () => {
     expect(err.message).toContain(variable);
     expect(err.message).not.toContain('\n');
     expect(err.message).not.toContain('upstream-secret');
+  });
+
+  it('reports every wrong setting at once, one line each', () => {
+    const err = errorOf({ ...full, LOG_LEVEL: 'verbose', CACHE_TTL_SECONDS: 'abc' });
+    expect(err.problems.map((p) => p.variable).sort()).toEqual(['CACHE_TTL_SECONDS', 'LOG_LEVEL']);
+    const lines = err.message.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines).toContain('configuration error: LOG_LEVEL: must be one of debug, info, warn, error, silent');
+    expect(lines).toContain('configuration error: CACHE_TTL_SECONDS: must be a whole number from 0 to 31536000');
+  });
+
+  it('names every missing upstream variable, and every wrong cross-field setting, at once', () => {
+    const err = errorOf({ UPSTREAM_AUTH_URL: 'https://a.test', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`, GATEWAY_ADMIN_CLIENTS: 'nobody' });
+    expect(err.problems.map((p) => p.variable)).toEqual(['UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET', 'GATEWAY_ADMIN_CLIENTS']);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    const err = errorOf({ ...full, HTTP_HEADERS_TIMEOUT_SECONDS: '60', HTTP_REQUEST_TIMEOUT_SECONDS: '30' });
+    expect(err.variable).toBe('HTTP_HEADERS_TIMEOUT_SECONDS');
+  });
+
+  it('accepts config/example.env as node --env-file reads it, once the commented secrets are filled in', () => {
+    const example = parseEnv(readFileSync(new URL('../config/example.env', import.meta.url), 'utf8')) as Record<string, string>;
+    const config = parseConfig({ ...example, UPSTREAM_CLIENT_SECRET: 's', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` });
+    expect(config.http).toEqual({ maxBodyBytes: 4096, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 10_000 });
+    expect(config.upstream?.maxBodyBytes).toBe(1024 * 1024);
   });
 });
 
@@ -94,7 +123,7 @@ describe('cost guard configuration', () => {
     [{ CLIENT_UPSTREAM_QUOTAS: 'crm=5' }, 'CLIENT_UPSTREAM_QUOTAS', /id:N/],
     [{ CLIENT_UPSTREAM_QUOTAS: 'nobody:5' }, 'CLIENT_UPSTREAM_QUOTAS', /"nobody" is neither/],
     [{ UPSTREAM_BUDGET_PER_DAY: '-1' }, 'UPSTREAM_BUDGET_PER_DAY', /whole number/],
-    [{ UPSTREAM_MAX_CONCURRENCY: '0' }, 'UPSTREAM_MAX_CONCURRENCY', /at least 1/],
+    [{ UPSTREAM_MAX_CONCURRENCY: '0' }, 'UPSTREAM_MAX_CONCURRENCY', /must be a whole number from 1 to /],
     [{ QUOTA_ON_STORE_ERROR: 'maybe' }, 'QUOTA_ON_STORE_ERROR', /memory, open, closed/],
   ])('refuses %o naming %s', (env, variable, problem) => {
     const err = errorOf({ ...full, ...env });

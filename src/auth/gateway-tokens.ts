@@ -35,6 +35,33 @@ export interface GatewayTokenOptions {
   ttlSeconds: number;
   clock: Clock;
   verifiedCacheEntries?: number;
+  /**
+   * Whether a client is still registered (GATEWAY_CLIENTS): a token is accepted only while it is, so removing
+   * a client revokes its tokens at the next restart. A set lookup, cheap enough for the hit path.
+   */
+  isRegistered?: (clientId: string) => boolean;
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const BASE64URL_TEXT = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * The one spelling of a JWT part (RFC 7515: base64url without padding): no `=`, and the bits of the last
+ * character beyond the encoded bytes are zero. Decoders ignore those bits, so without this check every
+ * token would have several accepted spellings.
+ */
+function isCanonicalBase64url(part: string): boolean {
+  if (!BASE64URL_TEXT.test(part)) return false;
+  const tail = part.length % 4;
+  if (tail === 0) return true;
+  if (tail === 1) return false;
+  const unusedBits = tail === 2 ? 0b1111 : 0b11;
+  return (BASE64URL.indexOf(part[part.length - 1]!) & unusedBits) === 0;
+}
+
+function isCanonicalToken(token: string): boolean {
+  const parts = token.split('.');
+  return parts.length === 3 && parts.every(isCanonicalBase64url);
 }
 
 function base64url(text: string): string {
@@ -59,8 +86,10 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   }
   const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedCacheEntries ?? 10_000 });
   const { clock } = options;
+  const isRegistered = options.isRegistered ?? (() => true);
 
   async function verifySignature(token: string): Promise<VerifiedToken | null> {
+    if (!isCanonicalToken(token)) return null;
     try {
       const kid = decodeHeader(token).kid;
       const key = kid === undefined ? undefined : verifyKeys.get(kid);
@@ -87,7 +116,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
 
     peek(token) {
       const result = verified.get(token);
-      return result !== undefined && clock() < result.expiresAt ? result : undefined;
+      return result !== undefined && clock() < result.expiresAt && isRegistered(result.clientId) ? result : undefined;
     },
 
     async verify(token) {
@@ -103,6 +132,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
         verified.delete(token);
         return null;
       }
+      if (!isRegistered(result.clientId)) return null;
       return result;
     },
   };

@@ -99,8 +99,13 @@ export const CONSOLE_SCRIPT = `'use strict';
   const raw = document.getElementById('raw');
   const rawJson = document.getElementById('raw-json');
   const quota = document.getElementById('quota');
-  const resultsPath = (document.querySelector('main').dataset.resultsPath || 'results').split('.');
-  let countdown = null;
+  const main = document.querySelector('main');
+  const resultsPath = (main.dataset.resultsPath || 'results').split('.');
+  const examples = [main.dataset.exampleInternational, main.dataset.exampleNational].filter(Boolean);
+  // One clock for every countdown on the page: the quota line and the rate-limit message always agree.
+  let quotaState = null;
+  let blockedUntil = 0;
+  let ticker = null;
 
   const el = (tag, className, text) => {
     const node = document.createElement(tag);
@@ -156,22 +161,38 @@ export const CONSOLE_SCRIPT = `'use strict';
     return article;
   }
 
-  function startCountdown(seconds) {
-    clearInterval(countdown);
-    let left = seconds;
-    const render = () => show('warn', 'Too many requests.', ' Try again in ' + left + ' s.');
-    button.disabled = true;
-    render();
-    countdown = setInterval(() => {
-      left -= 1;
-      if (left <= 0) {
-        clearInterval(countdown);
+  const secondsUntil = (at) => Math.max(0, Math.ceil((at - Date.now()) / 1000));
+
+  function render() {
+    if (blockedUntil) {
+      const left = secondsUntil(blockedUntil);
+      if (left > 0) {
+        show('warn', 'Too many requests.', ' Try again in ' + left + ' s.');
+      } else {
+        blockedUntil = 0;
         button.disabled = false;
         show('info', 'You can search again.', '');
-        return;
       }
-      render();
-    }, 1000);
+    }
+    if (blockedUntil) {
+      quota.textContent = 'No searches left (try again in ' + secondsUntil(blockedUntil) + ' s).';
+    } else if (quotaState) {
+      const left = secondsUntil(quotaState.resetAt);
+      quota.textContent = left > 0
+        ? 'Searches left: ' + quotaState.remaining + ' of ' + quotaState.limit + ' (window resets in ' + left + ' s).'
+        : 'Searches left: ' + quotaState.limit + ' of ' + quotaState.limit + '.';
+    } else {
+      quota.textContent = '';
+    }
+    if (!blockedUntil && !(quotaState && secondsUntil(quotaState.resetAt) > 0)) {
+      clearInterval(ticker);
+      ticker = null;
+    }
+  }
+
+  function tick() {
+    render();
+    if (ticker === null) ticker = setInterval(render, 1000);
   }
 
   async function search(what) {
@@ -194,8 +215,9 @@ export const CONSOLE_SCRIPT = `'use strict';
     button.disabled = false;
     const limit = response.headers.get('ratelimit-limit');
     const remaining = response.headers.get('ratelimit-remaining');
-    const reset = response.headers.get('ratelimit-reset');
-    quota.textContent = limit && remaining ? 'Searches left: ' + remaining + ' of ' + limit + (reset ? ' (window resets in ' + reset + ' s).' : '.') : '';
+    const reset = parseInt(response.headers.get('ratelimit-reset') || '', 10);
+    quotaState = limit && remaining ? { limit, remaining, resetAt: Date.now() + (Number.isFinite(reset) ? reset : 0) * 1000 } : null;
+    tick();
     let body = null;
     try { body = JSON.parse(text); } catch (err) { body = null; }
     rawJson.textContent = body === null ? text : JSON.stringify(body, null, 2);
@@ -216,11 +238,13 @@ export const CONSOLE_SCRIPT = `'use strict';
     }
     if (response.status === 429) {
       const seconds = parseInt(response.headers.get('retry-after') || '', 10);
-      startCountdown(Number.isFinite(seconds) && seconds > 0 ? seconds : 60);
+      blockedUntil = Date.now() + (Number.isFinite(seconds) && seconds > 0 ? seconds : 60) * 1000;
+      button.disabled = true;
+      tick();
       return;
     }
     if (response.status === 400) {
-      show('error', 'That is not a possible telephone number.', ' Use international format (+44 20 7946 0001) or national format (020 7946 0001).');
+      show('error', 'That is not a possible telephone number.', ' Try a spelling like ' + examples.join(' or ') + '.');
       return;
     }
     if (response.status === 403) {

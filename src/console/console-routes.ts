@@ -4,12 +4,14 @@ import type { AppEnv, LookupNote } from '../app-env.js';
 import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
-import { lookupHeaders, readWhat } from '../routes/contacts-search.js';
+import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
 import type { LookupContext } from '../lookup/lookup-cache.js';
 import type { Services } from '../services.js';
 import { consoleSearchAccounting } from '../guard/search-guard.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
+import { consoleExamples } from './examples.js';
+import { CONSOLE_ICON, ICON_PATH } from './icon.js';
 import { filterToProvider } from './provider-filter.js';
 import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
 
@@ -36,9 +38,13 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
   [CONSOLE_SEARCH_PATH, 'search'],
   [SCRIPT_PATH, 'asset'],
   [STYLE_PATH, 'asset'],
+  [ICON_PATH, 'asset'],
 ]);
 
-export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard'>;
+export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard' | 'logger' | 'clock'>;
+
+/** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
+const PROVIDER_WARNING_EVERY_MS = 10 * 60_000;
 
 export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -48,6 +54,9 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   if (provider === undefined) return app;
 
   app.use('/console/*', consoleGuard(services, provider));
+  const examples = consoleExamples(config.defaultRegion);
+  let providerMatched = false;
+  let lastProviderWarning = -Infinity;
 
   app.get(CONSOLE_PAGE_PATH, (c) =>
     c.html(
@@ -56,6 +65,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
         resultsPath: config.upstreamBody.resultsPath,
         perAddress: config.console.rate.perAddress,
         windowSeconds: config.console.rate.windowSeconds,
+        examples,
       }),
       200,
       { 'cache-control': 'no-store' },
@@ -63,6 +73,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   );
   app.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
+  app.get(ICON_PATH, (c) => c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }));
 
   app.get(CONSOLE_SEARCH_PATH, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
@@ -74,11 +85,18 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
       provider,
       ...config.upstreamBody,
     });
-    return c.body(filtered.body, 200, {
-      ...lookupHeaders(result),
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-    });
+    // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.
+    if (filtered.kept > 0) providerMatched = true;
+    else if (!providerMatched && filtered.otherProviders.length > 0 && services.clock() - lastProviderWarning >= PROVIDER_WARNING_EVERY_MS) {
+      lastProviderWarning = services.clock();
+      services.logger.warn(
+        { event: 'console_provider_not_in_answer', provider, providersSeen: filtered.otherProviders, providerPath: config.upstreamBody.providerPath },
+        'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
+      );
+    }
+    // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
+    // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
+    return c.body(filtered.body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': PRIVATE_ANSWER });
   });
 
   return app;
@@ -136,15 +154,19 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
   };
 }
 
+/** The scheme and authority of an absolute-form target (`GET http://host/console/../x HTTP/1.1`), RFC 9112 3.2.2. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
 /**
  * Dot segments are resolved before routing (`/console/%2e%2e/v2/...` arrives as `/v2/...`); where the
  * runtime still knows the request target as sent, a target that started under /console and left it is
- * answered 404 here, as the console promises for everything under /console it does not serve.
+ * answered 404 here, as the console promises for everything under /console it does not serve; an absolute-form
+ * target is judged by its path, as an origin-form one.
  */
 export function consoleTraversalGuard(services: Pick<Services, 'requestTarget'>): MiddlewareHandler<AppEnv> {
   return async function consoleTraversalGuard(c: Context<AppEnv>, next) {
     if (!c.req.path.startsWith('/console')) {
-      const target = services.requestTarget?.(c);
+      const target = services.requestTarget?.(c)?.replace(ABSOLUTE_FORM, '');
       if (target !== undefined && /^\/console(\/|$|%2f)/i.test(target)) {
         return problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', c.get('requestId'));
       }

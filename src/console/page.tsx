@@ -1,5 +1,7 @@
 // The console's HTML: the search page and the phone refusal, server-rendered with hono/jsx (escaped).
 import type { Child } from 'hono/jsx';
+import type { ConsoleExamples } from './examples.js';
+import { ICON_PATH } from './icon.js';
 
 export const SCRIPT_PATH = '/console/app.js';
 export const STYLE_PATH = '/console/app.css';
@@ -12,6 +14,7 @@ function Document(props: { title: string; children: Child }) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
         <title>{props.title}</title>
+        <link rel="icon" href={ICON_PATH} />
         <link rel="stylesheet" href={STYLE_PATH} />
       </head>
       <body>{props.children}</body>
@@ -39,13 +42,20 @@ export interface ConsolePageProps {
   resultsPath: string;
   perAddress: number;
   windowSeconds: number;
+  /** Spellings DEFAULT_REGION accepts, for the intro, the placeholder and the script's hint. */
+  examples: ConsoleExamples;
 }
 
 export function ConsolePage(props: ConsolePageProps) {
   return (
     <Document title="Caller ID console">
       <Header provider={props.provider} />
-      <main class="page" data-results-path={props.resultsPath}>
+      <main
+        class="page"
+        data-results-path={props.resultsPath}
+        data-example-international={props.examples.international}
+        data-example-national={props.examples.national}
+      >
         <section class="narrow" aria-labelledby="narrow-title">
           <h1 id="narrow-title">Please use a larger screen</h1>
           <p>The console needs a window at least 768 pixels wide. Widen the window, or open it on a tablet or a computer.</p>
@@ -54,7 +64,8 @@ export function ConsolePage(props: ConsolePageProps) {
           <section class="intro">
             <h1>Who is calling?</h1>
             <p>
-              Type a telephone number in any usual spelling, for example <code>+44 20 7946 0001</code> or <code>020 7946 0001</code>. The
+              Type a telephone number in any usual spelling, for example <code>{props.examples.international}</code>
+              {props.examples.national === undefined ? ' (international format)' : <> or <code>{props.examples.national}</code></>}. The
               console shows the entries of the <strong>{props.provider}</strong> directory only and allows {props.perAddress} searches per{' '}
               {props.windowSeconds} seconds.
             </p>
@@ -70,7 +81,7 @@ export function ConsolePage(props: ConsolePageProps) {
                 autocomplete="off"
                 spellcheck={false}
                 maxlength={40}
-                placeholder="e.g. 020 7946 0001"
+                placeholder={`e.g. ${props.examples.national ?? props.examples.international}`}
                 aria-describedby="what-hint"
                 required
               />

@@ -5,8 +5,11 @@ import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
 
 export interface NumberNormalizer {
-  /** The E.164 form of `raw`; throws GatewayError('invalid_number') otherwise. */
-  normalize(raw: string | undefined): string;
+  /**
+   * The E.164 form of `raw`; throws GatewayError('invalid_number') otherwise, whose detail names `source`
+   * (default: the `what` query parameter; the purge route passes its path).
+   */
+  normalize(raw: string | undefined, source?: string): string;
   /** The E.164 form of a spelling already seen and found valid, synchronously; otherwise undefined. */
   peek(raw: string): string | undefined;
 }
@@ -43,8 +46,9 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
       const e164 = memo.get(raw);
       return e164 === INVALID ? undefined : e164;
     },
-    normalize(raw) {
-      if (raw === undefined) throw new GatewayError('invalid_number', 'The query parameter "what" is required.');
+    normalize(raw, source = 'The value of "what"') {
+      // Missing is not an impossible number: a plain bad request, as its title says.
+      if (raw === undefined) throw new GatewayError('bad_request', 'The query parameter "what" is required.');
       // Over-long input is refused before it can occupy the memo.
       let e164 = raw.length > MAX_LENGTH ? INVALID : memo.get(raw);
       if (e164 === undefined) {
@@ -54,7 +58,7 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
       if (e164 === INVALID) {
         throw new GatewayError(
           'invalid_number',
-          'The value of "what" is not a possible telephone number. Use international (+44 20 7946 0000) or national format.',
+          `${source} is not a possible telephone number. Use international (+44 20 7946 0000) or national format.`,
         );
       }
       return e164;

@@ -37,7 +37,7 @@ export function adminCacheRoutes(
 
   app.delete('/admin/cache/:number', ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.
-    const e164 = services.normalizer.normalize(c.req.param('number'));
+    const e164 = services.normalizer.normalize(c.req.param('number'), 'The number in the path (/admin/cache/{number})');
     const { purged, shared } = await cache.purge(e164);
     logger.info({ event: 'cache_purge', scope: 'number', clientId: c.get('clientId'), purged, shared }, 'cache purged');
     if (shared === false) throw notShared();

@@ -8,22 +8,44 @@ import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 
 /**
- * Reads the single `what` parameter; a repeated one is ambiguous and refused. Hono's single-value
- * `query()` is its fast path (`queries()` parses the whole string), so a repeat is looked for separately.
+ * Reads the single `what` parameter. Any repetition is ambiguous and refused, however the name is spelled:
+ * `wh%61t`, `%77hat`, `WHAT` decoded, or a bare `what` without `=` (another component could read either
+ * value). Hono's single-value `query()` stays the reader; the raw query is only scanned for names.
  */
 export function readWhat(c: Context): string | undefined {
-  const value = c.req.query('what');
-  if (value !== undefined && REPEATED_WHAT.test(c.req.url)) {
+  const url = c.req.url;
+  const start = url.indexOf('?');
+  if (start !== -1 && countWhat(url.slice(start + 1)) > 1) {
     throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
   }
-  return value;
+  return c.req.query('what');
 }
 
-const REPEATED_WHAT = /[?&]what=[^#]*&what=/;
+function countWhat(query: string): number {
+  let count = 0;
+  const end = query.indexOf('#');
+  for (const pair of (end === -1 ? query : query.slice(0, end)).split('&')) {
+    const eq = pair.indexOf('=');
+    let name = eq === -1 ? pair : pair.slice(0, eq);
+    if (name.length < 3) continue;
+    if (name.includes('%') || name.includes('+')) {
+      try {
+        name = decodeURIComponent(name.replaceAll('+', ' '));
+      } catch {
+        continue;
+      }
+    }
+    if (name.toLowerCase() === 'what') count++;
+  }
+  return count;
+}
 
-/** The headers every search answer carries, whichever route served it. */
+/** Contact data is personal: no shared cache may keep it, and no private one either (README, "Security"). */
+export const PRIVATE_ANSWER = 'private, no-store';
+
+/** The headers every API search answer carries, whichever path served it (the app or the Node hit path). */
 export function lookupHeaders(result: LookupResult): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': result.contentType };
+  const headers: Record<string, string> = { 'content-type': result.contentType, 'cache-control': PRIVATE_ANSWER };
   if (result.cacheStatus !== undefined) headers['cache-status'] = result.cacheStatus;
   if (result.ageSeconds !== undefined) headers['age'] = String(result.ageSeconds);
   return headers;

@@ -35,8 +35,12 @@ function singleWhat(query: string): string | undefined {
   for (const pair of query.split('&')) {
     const eq = pair.indexOf('=');
     const key = eq === -1 ? pair : pair.slice(0, eq);
+    // An encoded name or another case of `what` may be a smuggled repetition: the app decides (400).
     if (key.includes('%') || key.includes('+')) return undefined;
-    if (key !== 'what') continue;
+    if (key !== 'what') {
+      if (key.length === 4 && key.toLowerCase() === 'what') return undefined;
+      continue;
+    }
     if (found !== undefined || eq === -1) return undefined;
     let value = pair.slice(eq + 1);
     if (value.includes('+')) value = value.replaceAll('+', ' ');

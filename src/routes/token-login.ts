@@ -3,14 +3,18 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { GatewayError } from '../errors.js';
+import { clientAddress } from '../rate-limit/client-address.js';
 import type { Services } from '../services.js';
 
 function oauthError(code: 'bad_request' | 'unauthorized', error: string, description: string): GatewayError {
   return new GatewayError(code, description, { extensions: { error, error_description: description } });
 }
 
-export function tokenLoginRoutes(services: Pick<Services, 'clients' | 'gatewayTokens'>): Hono<AppEnv> {
+export function tokenLoginRoutes(
+  services: Pick<Services, 'clients' | 'gatewayTokens' | 'loginThrottle' | 'peerAddress' | 'config' | 'logger'>,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const { logger } = services;
 
   app.post('/token/login', async (c) => {
     const type = c.req.header('content-type') ?? '';
@@ -33,9 +37,22 @@ export function tokenLoginRoutes(services: Pick<Services, 'clients' | 'gatewayTo
     if (!clientId || !clientSecret) {
       throw oauthError('bad_request', 'invalid_request', 'The fields "client_id" and "client_secret" are required.');
     }
+    const address = clientAddress(services.peerAddress(c), c.req.header('x-forwarded-for'), services.config.trustProxyHops);
+    const attempt = await services.loginThrottle.begin(clientId, address);
+    if (!attempt.allowed) {
+      const seconds = String(attempt.retryAfterSeconds);
+      throw new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, {
+        headers: { 'retry-after': seconds },
+        extensions: { error: 'temporarily_unavailable' },
+      });
+    }
     if (!(await services.clients.authenticate(clientId, clientSecret))) {
+      // The id only when it is registered: an unknown one may be a secret pasted into the wrong field.
+      const known = services.clients.has(clientId);
+      logger.warn({ event: 'login_failed', reason: 'invalid_client', knownClient: known, clientId: known ? clientId : undefined }, 'login failed');
       throw oauthError('unauthorized', 'invalid_client', 'Unknown client or wrong secret.');
     }
+    await attempt.succeeded();
     const issued = await services.gatewayTokens.issue(clientId);
     c.header('cache-control', 'no-store');
     return c.json({

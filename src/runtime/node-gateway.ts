@@ -63,7 +63,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
 
   const logger = options.logger ?? createNodeLogger(config.log.level);
-  const http = options.http ?? createNodeHttp();
+  const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics(clock);
   const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
@@ -111,13 +111,27 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   metrics.watch(metricSourcesOf(services));
   const app = createApp(services);
 
-  const server = await new Promise<ServerType>((resolve) => {
-    const listener = getRequestListener(app.fetch, { hostname: config.host });
-    const s = createServer(
-      options.hitPath === false ? listener : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
-    );
-    s.listen(config.port, config.host, () => resolve(s));
-  });
+  const listener = getRequestListener(app.fetch, { hostname: config.host });
+  const server = createServer(
+    {
+      // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
+      // checks them every second instead of every 30 s, so the bounds hold to about a second.
+      headersTimeout: config.http.headersTimeoutSeconds * 1000,
+      requestTimeout: config.http.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1000,
+    },
+    options.hitPath === false ? listener : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
+  );
+  // Connections beyond the cap are closed as they arrive.
+  server.maxConnections = config.http.maxConnections;
+  try {
+    await listen(server, config.port, config.host);
+  } catch (err) {
+    await settledWithin(http.close?.(), 1000);
+    await redis?.close();
+    await demo?.close();
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -148,6 +162,24 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       return result;
     },
   };
+}
+
+/** Listens, turning the usual failures (port taken, not allowed) into one line that names the port. */
+function listen(server: ServerType, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (${where}): stop the other process or set PORT to a free port`));
+      else if (err.code === 'EACCES') reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set PORT`));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
+      else reject(err);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
 }
 
 function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {

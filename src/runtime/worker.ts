@@ -50,7 +50,7 @@ export async function createWorkerGateway(env: Record<string, unknown>, options:
   const { analytics } = settings;
 
   const services = await createServices(config, {
-    http: createFetchHttp((input, init) => fetch(input, init)),
+    http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
     clock: systemClock,
     logger,
     telemetry: scopes.timing(metrics.telemetry),

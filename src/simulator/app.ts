@@ -23,6 +23,11 @@ export interface SimulatorFaults {
   revokeTokensAfterMs: number | null;
   /** The token endpoint answers 200 without an `access_token`. */
   malformedToken: boolean;
+  /**
+   * Searches answer 200 with a body of this many bytes, generated as it is sent (never held whole), with a
+   * Content-Length or chunked; null: the normal answer. For the gateway's bound on upstream answers.
+   */
+  hugeBody: { bytes: number; declareLength: boolean } | null;
   /** Share (0..1) of searches answering 429 Too Many Requests (checked before errors and hangs). */
   rateLimitRate: number;
   /** The `Retry-After` value those 429s carry (seconds or an HTTP-date); null: none. */
@@ -48,6 +53,8 @@ export interface SimulatorStats {
   searchByNumber: Record<string, number>;
   /** Raw Authorization header values the search endpoint received (absent headers are not listed). */
   authorizationsSeen: string[];
+  /** Bytes of huge bodies (fault `hugeBody`) handed to the connection so far. */
+  hugeBodyBytesSent: number;
   /** Search calls being answered right now, and the most there ever were at once (since the last reset). */
   searchesInFlight: number;
   maxSearchesInFlight: number;
@@ -79,6 +86,7 @@ const DEFAULT_FAULTS: SimulatorFaults = {
   tokenLifetimeSeconds: 90000,
   revokeTokensAfterMs: null,
   malformedToken: false,
+  hugeBody: null,
   rateLimitRate: 0,
   rateLimitRetryAfter: null,
 };
@@ -131,6 +139,25 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let searchCalls = 0;
   let searchByNumber = new Map<string, number>();
   let authorizationsSeen: string[] = [];
+  let hugeBodyBytesSent = 0;
+
+  /** A JSON-looking body of `bytes` bytes, produced only as fast as the reader takes it. */
+  function hugeBody(bytes: number): ReadableStream<Uint8Array> {
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let left = bytes;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left <= 0) {
+          controller.close();
+          return;
+        }
+        const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= piece.length;
+        hugeBodyBytesSent += piece.length;
+        controller.enqueue(piece);
+      },
+    }, { highWaterMark: 0 });
+  }
   let searchesInFlight = 0;
   let maxSearchesInFlight = 0;
   let rateLimitedCalls = 0;
@@ -236,6 +263,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       return c.json(INTERNAL_ERROR, 500);
     }
     if (happens(faults.errorRate)) return c.json(INTERNAL_ERROR, 500);
+    if (faults.hugeBody) {
+      const { bytes, declareLength } = faults.hugeBody;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (declareLength) headers['content-length'] = String(bytes);
+      return new Response(hugeBody(bytes), { status: 200, headers });
+    }
 
     const results = index.lookup(toE164(what));
     return c.json({ query: { what }, total: results.length, results }, 200);
@@ -253,6 +286,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchCalls,
       searchByNumber: Object.fromEntries(searchByNumber),
       authorizationsSeen: [...authorizationsSeen],
+      hugeBodyBytesSent,
       searchesInFlight,
       maxSearchesInFlight,
       rateLimitedCalls,
@@ -262,6 +296,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchCalls = 0;
       searchByNumber = new Map();
       authorizationsSeen = [];
+      hugeBodyBytesSent = 0;
       maxSearchesInFlight = searchesInFlight;
       rateLimitedCalls = 0;
     },

@@ -1,5 +1,6 @@
 // The narrow HTTP port the upstream clients use, so Node can plug in a pooled keep-alive client and
 // Workers plain fetch. Bodies are strings: the search body is passed through and cached unparsed.
+import type { UpstreamOutcome } from '../observability/telemetry.js';
 
 export interface UpstreamRequest {
   method: 'GET' | 'POST';
@@ -24,7 +25,41 @@ export interface UpstreamHttp {
   close?(): Promise<void>;
 }
 
-export type TransportFailure = 'timeout' | 'network';
+/** `too_large`: the answer passed UPSTREAM_MAX_BODY_BYTES and was not read further. */
+export type TransportFailure = 'timeout' | 'network' | 'too_large';
+
+/** The metric outcome of a transport failure: an oversized answer is an unusable one. */
+export const transportOutcome = (kind: TransportFailure): UpstreamOutcome => (kind === 'too_large' ? 'malformed' : kind);
+
+/** Default UPSTREAM_MAX_BODY_BYTES. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export function tooLarge(maxBodyBytes: number): UpstreamTransportError {
+  return new UpstreamTransportError('too_large', `answer larger than ${maxBodyBytes} bytes (UPSTREAM_MAX_BODY_BYTES)`);
+}
+
+/** Collects a body as text, failing at the first chunk that takes it past `maxBytes` (the rest is never read). */
+export async function readBounded(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    parts.push(chunk);
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/** True when a declared Content-Length already says the answer is too large. */
+export function declaredTooLarge(contentLength: string | null | undefined, maxBytes: number): boolean {
+  return contentLength !== null && contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes;
+}
 
 export class UpstreamTransportError extends Error {
   readonly kind: TransportFailure;
@@ -36,7 +71,8 @@ export class UpstreamTransportError extends Error {
 }
 
 /** An {@link UpstreamHttp} over a WHATWG `fetch` (Workers; tests; Node when measured to be enough). */
-export function createFetchHttp(fetchFn: typeof fetch): UpstreamHttp {
+export function createFetchHttp(fetchFn: typeof fetch, options: { maxBodyBytes?: number } = {}): UpstreamHttp {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return {
     async request(req) {
       const signal = AbortSignal.timeout(req.timeoutMs);
@@ -48,9 +84,17 @@ export function createFetchHttp(fetchFn: typeof fetch): UpstreamHttp {
           signal,
           redirect: 'manual',
         });
-        const body = await res.text();
+        if (declaredTooLarge(res.headers.get('content-length'), maxBodyBytes)) {
+          await res.body?.cancel();
+          throw tooLarge(maxBodyBytes);
+        }
+        const body = res.body === null ? '' : await readBounded(res.body as unknown as AsyncIterable<Uint8Array>, maxBodyBytes).catch(async (err: unknown) => {
+          await res.body?.cancel().catch(() => undefined);
+          throw err;
+        });
         return { status: res.status, contentType: res.headers.get('content-type'), body, retryAfter: res.headers.get('retry-after') };
       } catch (err) {
+        if (err instanceof UpstreamTransportError) throw err;
         if (signal.aborted) {
           throw new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err });
         }

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
-import { UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
+import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
 import { parseRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 
@@ -81,9 +81,10 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       });
     } catch (err) {
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      telemetry.upstreamCall('search', kind, seconds());
+      telemetry.upstreamCall('search', transportOutcome(kind), seconds());
       logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
       if (kind === 'timeout') throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
+      if (kind === 'too_large') throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', { cause: err });
       throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
     }
     const outcome = res.status !== 200 ? statusOutcome(res.status) : isJsonObject(res.body) ? 'ok' : 'malformed';

@@ -3,7 +3,7 @@
 import type { Clock } from '../clock.js';
 import type { Telemetry, UpstreamOutcome } from '../observability/telemetry.js';
 import type { ObtainedToken } from '../shared-state/token-store.js';
-import { UpstreamTransportError, type UpstreamHttp } from './http.js';
+import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './http.js';
 import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
 
 /** Why a login failed, in words safe for logs (never the body, the token or the secret). */
@@ -61,8 +61,10 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       });
     } catch (err) {
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      record(kind);
-      throw new RefreshFailure(kind, kind === 'timeout' ? 'token endpoint timed out' : 'token endpoint unreachable');
+      const outcome = transportOutcome(kind);
+      record(outcome);
+      const reason = { timeout: 'token endpoint timed out', network: 'token endpoint unreachable', too_large: 'token endpoint answered too large a body' }[kind];
+      throw new RefreshFailure(outcome, reason);
     }
     if (res.status !== 200) {
       const outcome = statusOutcome(res.status);

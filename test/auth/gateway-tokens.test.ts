@@ -49,6 +49,33 @@ describe('gateway tokens', () => {
   });
 });
 
+describe('gateway tokens: registration and spelling', () => {
+  it('accepts a token only while its client is registered, in verify and in peek', async () => {
+    const t = fakeClock();
+    const registered = new Set(['crm']);
+    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock, isRegistered: (id) => registered.has(id) });
+    const { accessToken } = await tokens.issue('crm');
+    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+    expect(tokens.peek(accessToken)).toMatchObject({ clientId: 'crm' });
+    registered.delete('crm');
+    expect(tokens.peek(accessToken)).toBeUndefined();
+    expect(await tokens.verify(accessToken)).toBeNull();
+  });
+
+  it('refuses padded and non-canonical base64url in any part of the token', async () => {
+    const t = fakeClock();
+    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const { accessToken } = await tokens.issue('crm');
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(accessToken.at(-1)!);
+    for (const bits of [1, 2, 3]) expect(await tokens.verify(accessToken.slice(0, -1) + alphabet[last ^ bits])).toBeNull();
+    expect(await tokens.verify(`${accessToken}=`)).toBeNull();
+    expect(await tokens.verify(accessToken.replace('.', '=.'))).toBeNull();
+    expect(await tokens.verify(accessToken.replace(/\.([^.]+)\./, '.$1=.'))).toBeNull();
+    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+  });
+});
+
 describe('client registry', () => {
   it('authenticates a registered client by the SHA-256 of its secret', async () => {
     const registry = createClientRegistry(new Map([['crm', await sha256Hex('s3cret')]]));

@@ -141,4 +141,62 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
       await close();
     }
   });
+
+  it('loads without a single 404 (the icon is the console’s own, not /favicon.ico)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    const answers: string[] = [];
+    page.on('response', (res) => answers.push(`${res.status()} ${new URL(res.url()).pathname}`));
+    try {
+      await page.goto(`${stack.gateway.url}/console`);
+      await page.waitForLoadState('networkidle');
+      expect(answers.filter((a) => a.startsWith('404'))).toEqual([]);
+      expect(answers).toContain('200 /console/favicon.svg');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('counts down once: the message and the quota line show the same seconds while rate limited', async () => {
+    const { page, close } = await open(limited.gateway.url, { viewport: { width: 1280, height: 800 } });
+    const secondsIn = async (selector: string) => Number(/(\d+) s\b/.exec(await page.locator(selector).innerText())?.[1]);
+    try {
+      for (const what of ['020 7946 0001', '020 7946 0002', '020 7946 0004']) {
+        await page.locator('#what').fill(what);
+        await page.locator('#what').press('Enter');
+        await page.locator('#status').filter({ hasNotText: 'Searching' }).waitFor();
+      }
+      await page.locator('#status').filter({ hasText: 'Too many requests' }).waitFor();
+      for (let i = 0; i < 2; i++) {
+        const [status, quota] = await page.evaluate(() => [document.getElementById('status')!.innerText, document.getElementById('quota')!.innerText]);
+        const inStatus = Number(/(\d+) s\b/.exec(status)?.[1]);
+        const inQuota = Number(/(\d+) s\b/.exec(quota)?.[1]);
+        expect(inStatus).toBeGreaterThan(0);
+        expect(inQuota).toBe(inStatus);
+        await page.waitForTimeout(1100);
+      }
+      expect(await secondsIn('#status')).toBeGreaterThan(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it('suggests, in the hint after an impossible number, spellings of the configured region (CH)', async () => {
+    const swiss = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', DEFAULT_REGION: 'CH' } });
+    const { page, close } = await open(swiss.gateway.url, { viewport: { width: 1280, height: 800 } });
+    try {
+      await page.locator('#what').fill('not a number');
+      await page.locator('#what').press('Enter');
+      const status = page.locator('#status').filter({ hasText: 'not a possible telephone number' });
+      await status.waitFor();
+      const main = page.locator('main');
+      const international = await main.getAttribute('data-example-international');
+      expect(international).toMatch(/^\+41 /);
+      expect(await status.innerText()).toContain(international!);
+      expect(await status.innerText()).not.toContain('7946');
+    } finally {
+      await close();
+      await swiss.close();
+    }
+  });
 });

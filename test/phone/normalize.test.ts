@@ -40,7 +40,6 @@ describe('number normalisation', () => {
   });
 
   it.each([
-    ['missing', undefined],
     ['empty', ''],
     ['blank', '   '],
     ['letters', 'abc'],
@@ -56,6 +55,20 @@ describe('number normalisation', () => {
     ['a URL', 'http://example.com'],
   ])('refuses %s with invalid_number (400)', (_name, raw) => {
     expect(invalid(gb, raw)).toBe(true);
+  });
+
+  it('refuses a missing value as a bad request (400), not as an impossible number', () => {
+    const err = (() => {
+      try {
+        gb.normalize(undefined);
+      } catch (e) {
+        return e as GatewayError;
+      }
+      throw new Error('expected a GatewayError');
+    })();
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err.code).toBe('bad_request');
+    expect(err.message).toBe('The query parameter "what" is required.');
   });
 
   it('gives the same answer for a spelling it has seen before (memoised)', () => {

@@ -252,7 +252,7 @@ describe('simulator search endpoint', () => {
     expect(stats.authorizationsSeen).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(stats.searchByNumber).toEqual({ [SAMPLE_NUMBERS.mobile]: 2, [SAMPLE_NUMBERS.unlisted]: 1 });
     controls.resetStats();
-    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], searchesInFlight: 0, maxSearchesInFlight: 0, rateLimitedCalls: 0 });
+    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], searchesInFlight: 0, maxSearchesInFlight: 0, rateLimitedCalls: 0, hugeBodyBytesSent: 0 });
   });
 });
 

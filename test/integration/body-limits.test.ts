@@ -1,0 +1,112 @@
+// Request bodies are bounded: an oversized body is refused with 413 problem+json as soon as the bound is
+// passed, announced (Content-Length) or streamed (chunked), without the gateway holding the body in memory.
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { openSocket, rawRequest } from '../helpers/raw-http.js';
+
+const MiB = 1024 * 1024;
+
+interface Upload {
+  status: number;
+  contentType: string | undefined;
+  body: string;
+  /** Bytes the client managed to hand to its socket before the answer came (or the server closed). */
+  bytesWritten: number;
+}
+
+/** Streams up to `total` bytes of form data chunked, with backpressure, and stops at the server's answer. */
+function chunkedUpload(base: string, path: string, total: number): Promise<Upload> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let written = 0;
+    let answered = false;
+    const req = request(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'transfer-encoding': 'chunked' },
+    });
+    req.on('response', (res) => {
+      answered = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body, bytesWritten: written });
+        req.destroy();
+      });
+    });
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.write('grant_type=client_credentials&client_id=crm&client_secret=');
+    const pump = () => {
+      while (!answered && written < total) {
+        written += chunk.length;
+        if (!req.write(chunk)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+describe('request body limits', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('refuses a login body announced larger than the bound with 413 before the body is sent', async () => {
+    const { socket, received, closed } = await openSocket(stack.gateway.url);
+    socket.write(
+      'POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 629145600\r\n\r\ngrant_type=client_credentials',
+    );
+    const deadline = Date.now() + 3000;
+    while (!received().includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    await closed;
+    expect(received()).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received()).toMatch(/content-type: application\/problem\+json/i);
+    expect(received()).toContain('"status":413');
+  });
+
+  it('refuses a 64 MiB chunked login body with 413 after reading only a few KiB, and memory does not grow by the body', async () => {
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    const upload = await chunkedUpload(stack.gateway.url, '/token/login', 64 * MiB);
+    const grown = process.memoryUsage().rss - rssBefore;
+    expect(upload.status).toBe(413);
+    expect(upload.contentType).toBe('application/problem+json');
+    expect(JSON.parse(upload.body)).toMatchObject({ status: 413, title: 'Payload too large' });
+    // Socket buffers on both sides hold a few MiB at most; the gateway stopped reading long before 64 MiB.
+    expect(upload.bytesWritten).toBeLessThan(16 * MiB);
+    expect(grown).toBeLessThan(32 * MiB);
+  });
+
+  it('still logs in with a normal body', async () => {
+    await expect(stack.login('crm')).resolves.toMatch(/^ey/);
+  });
+
+  it('refuses a body on the admin routes over the bound with 413', async () => {
+    const token = await stack.login('ops');
+    const res = await fetch(`${stack.gateway.url}/admin/cache`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(1 * MiB, 'b'),
+    });
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('refuses request headers over Node’s 16 KiB with 431', async () => {
+    const res = await rawRequest(stack.gateway.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}`);
+    expect(res.status).toBe(431);
+  });
+});
