@@ -8,6 +8,7 @@ import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../obser
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 import type { TokenStore } from '../shared-state/token-store.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
+import { createTokenRejoin, type TokenRejoin } from './token-rejoin.js';
 import { createTokenEndpoint, RefreshFailure, type TokenEndpointConfig } from './token-endpoint.js';
 
 export interface TokenStatus {
@@ -103,10 +104,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let consecutiveFailures = 0;
   let lastError: string | null = null;
   let retryAt: number | null = null;
-  /** A rejoin probe in flight (at most one), and when the next may start. */
-  let probing = false;
-  let nextProbeAt = 0;
-  const probeIntervalMs = options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS;
+  const rejoin: TokenRejoin | null = shared
+    ? createTokenRejoin({ source: shared, intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS, background: options.background })
+    : null;
 
   const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
   const inBackoff = (now: number): boolean => retryAt !== null && now < retryAt;
@@ -155,7 +155,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (mine === attempts) {
           current = held;
           // The store just failed this refresh: ask it again only after a while.
-          if (generation === null) nextProbeAt = clock() + probeIntervalMs;
+          if (generation === null) rejoin?.fellBack(clock());
           invalidated = false;
           dropped = null;
           consecutiveFailures = 0;
@@ -206,31 +206,22 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   }
 
   /**
-   * On its own token while the store may answer again: one cheap question in the background (never awaited by a
-   * search). The deployment's token, when there is one, replaces the own one here; when there is none the own one
-   * is offered, so the other replicas take it at their own probe. Either way one token again, with no login.
+   * On its own token while the store may answer again: the deployment's token, when the store has one, replaces
+   * the own one here; when it has none the own one is offered, so the other replicas take it at their own
+   * question. Either way one token again, with no login.
    */
-  function probeStore(source: SharedTokenSource, held: HeldToken, now: number): void {
-    probing = true;
-    nextProbeAt = now + probeIntervalMs;
+  function askToRejoin(source: TokenRejoin, held: HeldToken, now: number): void {
     const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
-    const probe = source
-      .rejoin(own, (token) => clock() < hold(token).usableUntil)
-      .then((found) => {
-        // A refresh or a 401 meanwhile decided for itself.
-        if (found === null || current !== held || refresh !== null) return;
-        current = hold(found);
-        const how = found.token === held.token ? 'offered' : 'adopted';
-        logger.info(
-          { event: 'upstream_token_rejoined', how, generation: found.generation, expiresAt: new Date(found.expiresAt).toISOString() },
-          how === 'offered' ? "token store answers again; published this replica's token for the deployment" : "token store answers again; using the deployment's token",
-        );
-      })
-      .finally(() => {
-        probing = false;
-      });
-    if (options.background) options.background(probe);
-    else probe.catch(() => {});
+    source.ask(now, own, (token) => clock() < hold(token).usableUntil, (found) => {
+      // A refresh or a 401 meanwhile decided for itself.
+      if (current !== held || refresh !== null) return;
+      current = hold(found);
+      const how = found.token === held.token ? 'offered' : 'adopted';
+      logger.info(
+        { event: 'upstream_token_rejoined', how, generation: found.generation, expiresAt: new Date(found.expiresAt).toISOString() },
+        how === 'offered' ? "token store answers again; published this replica's token for the deployment" : "token store answers again; using the deployment's token",
+      );
+    });
   }
 
   function pendingRefresh(now: number): Refresh | null {
@@ -249,8 +240,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (now >= held.refreshAt && pendingRefresh(now) === null && !inBackoff(now)) {
           const ahead = startRefresh('ahead', now);
           options.background?.(ahead.promise);
-        } else if (shared !== null && held.generation === null && !probing && refresh === null && now >= nextProbeAt) {
-          probeStore(shared, held, now);
+        } else if (rejoin !== null && held.generation === null && refresh === null) {
+          askToRejoin(rejoin, held, now);
         }
         return held.token;
       }
