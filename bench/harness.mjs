@@ -1,10 +1,10 @@
 // Shared by the bench scripts: server children pinned to the server core, wrk pinned to the load core, the CPU time a
-// process used (from /proc), and the build step. Each script makes one harness; nothing is kept at module level.
+// process used (from /proc), the build step, and a baseline build of an earlier commit for before/after runs. Each script makes one harness; nothing is kept at module level.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const here = dirname(fileURLToPath(import.meta.url));
@@ -108,4 +108,33 @@ export function build() {
   const built = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) log(`tsc reported errors (emitting anyway):\n${built.stdout.split('\n').slice(0, 5).join('\n')}`);
   if (!existsSync(join(root, 'dist/runtime/node-gateway.js'))) throw new Error('dist/runtime/node-gateway.js missing after build');
+}
+
+/**
+ * The gateway of git `ref`, built in a temporary directory (git archive, this checkout's tsc and node_modules),
+ * removed at exit; resolves to its bench server script relative to bench/. Null when `ref` is not in this clone.
+ */
+export function buildBaseline(ref) {
+  if (spawnSync('git', ['-C', root, 'cat-file', '-e', `${ref}^{commit}`]).status !== 0) {
+    log(`baseline ${ref} is not in this clone (a shallow clone?): skipped`);
+    return null;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'callerid-baseline-'));
+  log(`building the baseline ${ref} in ${dir}`);
+  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
+  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return relative(here, join(dir, 'bench/servers/gateway.mjs'));
+}
+
+/** Median of numbers. */
+export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** A Markdown table of rows (the first is the header). */
+export function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }

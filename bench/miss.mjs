@@ -4,10 +4,7 @@
 // directory, built with this checkout's tsc and node_modules). Rounds alternate the three so drift on a shared machine
 // hits all alike; the table has medians: p50, p99, the p50 the gateway adds over the direct call, and its CPU per miss.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
+import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, SERVER_CORE, table } from './harness.mjs';
 
 const arg = (name, fallback) => {
   const at = process.argv.indexOf(name);
@@ -19,18 +16,7 @@ const SECONDS = Number(arg('--seconds', '3'));
 const { canPin, startChild, withCpu, wrk } = createHarness();
 
 build();
-/** The gateway of `ref`, built in a temporary directory; resolves to its bench server script, relative to bench/. */
-function buildBaseline(ref) {
-  const dir = mkdtempSync(join(tmpdir(), 'callerid-baseline-'));
-  log(`building the baseline ${ref} in ${dir}`);
-  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
-  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return relative(here, join(dir, 'bench/servers/gateway.mjs'));
-}
-const baselineScript = beforeRef === undefined ? undefined : buildBaseline(beforeRef);
+const baselineScript = beforeRef === undefined ? undefined : (buildBaseline(beforeRef) ?? undefined);
 
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
@@ -87,7 +73,6 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (us) => (us / 1000).toFixed(3);
 const direct50 = median(runs.direct.map((r) => r.p50));
 const rows = [['miss c=1', 'p50 ms', 'p99 ms', 'added p50 ms', 'CPU µs/miss', 'errors']];
@@ -98,11 +83,9 @@ for (const [name, label] of [['after', 'gateway (this build)'], ['before', `gate
   const p50 = median(r.map((x) => x.p50));
   rows.push([label, ms(p50), ms(median(r.map((x) => x.p99))), ms(p50 - direct50), median(r.map((x) => x.cpuPerReq)).toFixed(0), String(r.reduce((n, x) => n + x.errors + x.non2xx, 0))]);
 }
-const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
 process.stdout.write(
   `\nmiss path at 1 connection, medians of ${ROUNDS} rounds of ${SECONDS} s (${new Date().toISOString()}, node ${process.version}; targets: added p50 <= 0.50 ms, CPU/miss half of the before)\n` +
-    `${[line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n')}\n`,
+    `${table(rows)}\n`,
 );
 for (const g of Object.values(gateways)) g.child.send({ type: 'stop' });
 await simulator.close();

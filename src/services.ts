@@ -138,6 +138,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: countersWhenDown('memory'),
     quotaCounters: countersWhenDown(config.guard.onStoreError),
+    // The 429 cooldown and the breaker's opening for the deployment; per process while the store is down.
+    pauseCounters: counterHealth && countersWhenDown('memory'),
     clock,
     telemetry,
     background,

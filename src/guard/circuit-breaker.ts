@@ -15,7 +15,8 @@ export interface CircuitBreakerOptions {
 /** A permission to call: exactly one of its three ends must be called once the call is over. */
 export interface BreakerTicket {
   success(): void;
-  failure(): void;
+  /** True when this failure opened the breaker (the deployment is then told). */
+  failure(): boolean;
   /** The call said nothing about the upstream's health (a 429, a missing token): a trial is given back. */
   neutral(): void;
 }
@@ -32,6 +33,11 @@ export interface CircuitBreaker {
   blockedForMs(): number;
   /** Admits one call (in half-open: the one trial), or returns the ms to wait. */
   admit(): BreakerTicket | number;
+  /**
+   * Another replica's breaker opened: no call from here either for `ms`, then this process's own one trial.
+   * Not counted as an opening of this process.
+   */
+  openFor(ms: number): void;
   snapshot(): BreakerSnapshot;
 }
 
@@ -60,23 +66,27 @@ export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBre
 
   function ticket(trial: boolean): BreakerTicket {
     let done = false;
-    const end = (what: () => void) => () => {
-      if (done) return;
-      done = true;
-      if (trial) trialRunning = false;
-      what();
-    };
+    const end =
+      <T>(what: () => T, already: T) =>
+      (): T => {
+        if (done) return already;
+        done = true;
+        if (trial) trialRunning = false;
+        return what();
+      };
     return {
       success: end(() => {
         consecutiveFailures = 0;
         opened = false;
-      }),
+      }, undefined),
       failure: end(() => {
         consecutiveFailures++;
         // A failed trial opens it again at once; a call admitted before it opened adds nothing more.
-        if (trial || (!opened && consecutiveFailures >= options.failures)) open();
-      }),
-      neutral: end(() => {}),
+        if (!(trial || (!opened && consecutiveFailures >= options.failures))) return false;
+        open();
+        return true;
+      }, false),
+      neutral: end(() => {}, undefined),
     };
   }
 
@@ -88,6 +98,10 @@ export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBre
       if (!opened) return ticket(false);
       trialRunning = true;
       return ticket(true);
+    },
+    openFor(ms) {
+      opened = true;
+      openUntil = Math.max(openUntil, clock() + ms);
     },
     snapshot() {
       const state: BreakerStateName = !opened ? 'closed' : trialRunning || clock() >= openUntil ? 'half_open' : 'open';

@@ -13,6 +13,7 @@ import { createClientRate, type ClientRate } from './client-rate.js';
 import { createCooldown } from './cooldown.js';
 import { nextUtcMidnight, utcDay } from './day-window.js';
 import { createLocalCounters } from './local-counters.js';
+import { createSharedPauses, localPausesOnly } from './shared-pauses.js';
 import { createUpstreamCharges, QuotaExhaustedError, type DailyUse } from './upstream-charges.js';
 import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-guard.js';
 
@@ -58,6 +59,11 @@ export interface CostGuardOptions {
   counters: CounterStore;
   /** Quotas and budget (QUOTA_ON_STORE_ERROR applied). */
   quotaCounters: CounterStore;
+  /**
+   * The deployment's counter store (store-error mode `memory`), through which the replicas share an upstream 429's
+   * cooldown and the breaker's opening. Absent (one process): both hold per process.
+   */
+  pauseCounters?: CounterStore;
   clock: Clock;
   telemetry: Telemetry;
   background: RunInBackground;
@@ -85,6 +91,13 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   const cooldown = createCooldown({ defaultMs: config.cooldownSeconds * 1000, clock, onStart: () => telemetry.upstreamCooldown() });
   const breaker = createCircuitBreaker({ failures: config.breakerFailures, openMs: config.breakerOpenSeconds * 1000, clock, onOpen: () => telemetry.breakerOpened() });
   const bulkhead = createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock });
+  const pauses = options.pauseCounters
+    ? createSharedPauses({
+        store: options.pauseCounters,
+        clock,
+        onLearn: (kind, ms) => (kind === 'cooldown' ? cooldown.learn(ms) : breaker.openFor(ms)),
+      })
+    : localPausesOnly;
   // The day's name is formatted once a day, not once per search (the hit path counts every hit).
   let day = { name: '', until: 0 };
   const dayOf = (now: number): string => {
@@ -106,7 +119,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   return {
     rate: createClientRate({ perMinute: config.ratePerMinute, counters: local, clock }),
     guardLoad: (search) =>
-      guardUpstream(search, { cooldown, breaker, bulkhead, charges, clock, telemetry, timeoutMs: options.timeoutMs, labelOf }),
+      guardUpstream(search, { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry, timeoutMs: options.timeoutMs, labelOf }),
     countSearch(client, result) {
       const label = labelOf(client);
       if (label === undefined) return;

@@ -9,6 +9,7 @@ import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { Cooldown } from './cooldown.js';
+import type { SharedPauses } from './shared-pauses.js';
 import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */
@@ -20,6 +21,8 @@ export interface UpstreamGuardOptions {
   breaker: CircuitBreaker;
   bulkhead: Bulkhead;
   charges: UpstreamCharges;
+  /** The cooldown and the breaker's opening told to and learned from the other replicas. */
+  pauses: SharedPauses;
   clock: Clock;
   telemetry: Telemetry;
   /** UPSTREAM_TIMEOUT_MS: a lookup's deadline, the queue wait included. */
@@ -43,7 +46,7 @@ function breakerOpen(ms: number): GatewayError {
 }
 
 export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOptions): CacheLoad {
-  const { cooldown, breaker, bulkhead, charges, clock, telemetry } = options;
+  const { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry } = options;
 
   /** Refusals that cost nothing: checked before anything is reserved, and again just before the call. */
   function refuseIfClosed(): void {
@@ -56,9 +59,13 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
   return async function guardedLoad(e164, context) {
     const deadline = clock() + options.timeoutMs;
     refuseIfClosed();
-    const reservation = await charges.reserve(context.client);
+    // What the other replicas met (a 429, an open breaker) is asked beside the reservation every call makes
+    // anyway, so a miss waits for no extra round trip and a hit never asks.
+    const learned = pauses.learn();
+    const reservation = await charges.reserve(context.client).finally(() => learned);
     let charged = false;
     try {
+      refuseIfClosed();
       const release = await bulkhead.acquire(deadline);
       if (typeof release !== 'function') {
         throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', { headers: { 'retry-after': '1' } });
@@ -79,10 +86,13 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
           if (err instanceof UpstreamRateLimitedError) {
             ticket.neutral();
             cooldown.start(err.retryAfterMs);
+            // Told to the deployment before this caller hears its 503: a miss on any replica after it is refused.
+            await pauses.announce('cooldown', cooldown.remainingMs());
             throw coolingDown(cooldown.remainingMs());
           }
-          if (err instanceof GatewayError && (err.code === 'upstream_error' || err.code === 'upstream_timeout')) ticket.failure();
-          else ticket.neutral();
+          if (err instanceof GatewayError && (err.code === 'upstream_error' || err.code === 'upstream_timeout')) {
+            if (ticket.failure()) await pauses.announce('breaker', breaker.blockedForMs());
+          } else ticket.neutral();
           throw err;
         }
       } finally {

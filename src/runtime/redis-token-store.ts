@@ -23,6 +23,13 @@ redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', gs, 'data', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return gs`;
 
+// KEYS: value, generation, lease. ARGV: as PUBLISH. Publishes only when no token of this format is published and
+// nobody holds the lease (a login under way will publish its own): -1 lease held, 0 one is published, else PUBLISH's.
+const OFFER = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+if redis.call('HGET', KEYS[1], 'v') == ARGV[1] then return 0 end
+${PUBLISH}`;
+
 // KEYS: value. ARGV: generation.
 const DROP_IF_CURRENT = `
 if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then
@@ -99,13 +106,25 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
     return { ...token, generation };
   }
 
-  async function publish(obtained: ObtainedToken): Promise<SharedToken> {
+  /** PUBLISH's arguments after its keys: version, sealed token, lowest generation, TTL. */
+  function publishArgs(obtained: ObtainedToken): string[] {
     const sealed = seal.seal(JSON.stringify({ token: obtained.token, expiresAt: obtained.expiresAt, obtainedAt: obtained.obtainedAt }), sealContext);
     const ttlMs = Math.max(1, Math.ceil(obtained.expiresAt - clock()));
-    const g = await command('publish', () =>
-      client.eval(PUBLISH, 2, keys.value, keys.generation, TOKEN_VALUE_VERSION, sealed, String(clock()), String(ttlMs)),
-    );
+    return [TOKEN_VALUE_VERSION, sealed, String(clock()), String(ttlMs)];
+  }
+
+  async function publish(obtained: ObtainedToken): Promise<SharedToken> {
+    const g = await command('publish', () => client.eval(PUBLISH, 2, keys.value, keys.generation, ...publishArgs(obtained)));
     return { ...obtained, generation: Number(g) };
+  }
+
+  async function offer(obtained: ObtainedToken): Promise<SharedToken | null> {
+    if (obtained.expiresAt <= clock()) return read();
+    const g = Number(await command('offer', () => client.eval(OFFER, 3, keys.value, keys.generation, keys.lease, ...publishArgs(obtained))));
+    if (g === -1) return null;
+    // Another token is published (it may be one this replica cannot open: then null, and it keeps its own).
+    if (g === 0) return read();
+    return { ...obtained, generation: g };
   }
 
   const satisfies = (token: SharedToken | null, wanted: TokenRefreshOptions): token is SharedToken =>
@@ -126,6 +145,7 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
     kind: 'redis',
     keys,
     read,
+    offer,
     async refresh(obtain, wanted) {
       // Real time, not the injected clock: this bounds real waiting.
       const waitUntil = Date.now() + wanted.waitMs;

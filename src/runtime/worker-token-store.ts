@@ -31,6 +31,8 @@ export function createWorkerTokenStore(options: WorkerTokenStoreOptions): TokenS
       if (!result.ok) throw new RefreshFailure(result.outcome, result.message, result.status ?? undefined);
       return result.token;
     },
+    // Only the token's fields cross the RPC boundary.
+    offer: ({ token, expiresAt, obtainedAt }) => callDurableObject('token', timeoutMs, () => object().offer(clientId, { token, expiresAt, obtainedAt })),
     dropIfCurrent: (generation) => callDurableObject('token', timeoutMs, () => object().dropIfCurrent(clientId, generation)),
   };
 }

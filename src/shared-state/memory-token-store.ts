@@ -31,6 +31,13 @@ export function createMemoryTokenStore(options: { clock: Clock }): TokenStore {
       })();
       return pending;
     },
+    async offer(token) {
+      if (published !== null && published.expiresAt > clock()) return published;
+      // Someone is logging in: its token will be published; offering ours now would only be overwritten.
+      if (pending !== null) return null;
+      published = { ...token, generation: ++generation };
+      return published;
+    },
     async dropIfCurrent(current) {
       if (published === null || published.generation !== current) return false;
       published = null;

@@ -45,4 +45,12 @@ export interface TokenStore {
   refresh(obtain: ObtainToken, options: TokenRefreshOptions): Promise<SharedToken>;
   /** After an upstream 401: drops the published token only if its generation is still `generation` (atomically). */
   dropIfCurrent(generation: number): Promise<boolean>;
+  /**
+   * Publish-if-absent, for a process that logged in on its own while the store was down and finds it answering
+   * again: publishes `token` (numbered like any other) when no token is published, and keeps the published one
+   * otherwise. Resolves to the deployment's token after the offer (this one, numbered, or the one already there),
+   * or null when another caller is obtaining one right now (holds the lease) or the published one cannot be read.
+   * Never logs in. Rejects with `StoreUnavailableError` when the store cannot be reached.
+   */
+  offer(token: ObtainedToken): Promise<SharedToken | null>;
 }

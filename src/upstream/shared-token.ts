@@ -20,6 +20,14 @@ export interface SharedTokenSource {
   obtain(wanted: SharedTokenWanted): Promise<SourcedToken>;
   /** After an upstream 401 on the token of `generation`: drops it deployment-wide if still current. In the background. */
   drop(generation: number): void;
+  /**
+   * For a process on its own token (it fell back while the store was down): asks the store once whether it
+   * answers again. If so the store counts as up, and this resolves to the deployment's token when one is
+   * published that `acceptable` takes, or to `own` numbered by the store when none was (offered: the others then
+   * adopt it). Null (keep the own token) when the store still fails, is busy logging in, or holds one not taken.
+   * Never rejects, never logs in; bounded by a few store timeouts.
+   */
+  rejoin(own: ObtainedToken, acceptable: (token: SourcedToken) => boolean): Promise<SourcedToken | null>;
 }
 
 export interface SharedTokenSourceOptions {
@@ -39,6 +47,8 @@ export interface SharedTokenSourceOptions {
  */
 const COMMANDS_BEFORE_LOGIN = 4;
 const COMMANDS_AFTER_LOGIN = 2;
+/** A rejoin reads, then offers (which may read again). */
+const COMMANDS_OF_REJOIN = 3;
 
 export function createSharedTokenSource(options: SharedTokenSourceOptions): SharedTokenSource {
   const { store, health, ownObtain, storeTimeoutMs, waitMs } = options;
@@ -102,8 +112,38 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
     }
   }
 
+  async function rejoin(own: ObtainedToken, acceptable: (token: SourcedToken) => boolean): Promise<SourcedToken | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let late = false;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        late = true;
+        reject(new StoreUnavailableError('token', 'token store did not answer the rejoin in time'));
+      }, COMMANDS_OF_REJOIN * storeTimeoutMs);
+    });
+    const ask = async (): Promise<SourcedToken | null> => {
+      const published = await store.read();
+      // An answer after the bound says nothing about now, and must not publish a token this process may have dropped.
+      if (late) return null;
+      health.up();
+      if (published !== null) return acceptable(published) ? published : null;
+      const after = await store.offer(own);
+      return after !== null && acceptable(after) ? after : null;
+    };
+    try {
+      return await Promise.race([ask(), bound]);
+    } catch (err) {
+      // Still down (or down again between the read and the offer): one transition at most, the own token stays.
+      if (health.isUp) health.down(err);
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
     obtain,
+    rejoin,
     drop(generation) {
       store.dropIfCurrent(generation).then(
         () => health.up(),

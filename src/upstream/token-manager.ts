@@ -8,6 +8,7 @@ import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../obser
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 import type { TokenStore } from '../shared-state/token-store.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
+import { createTokenRejoin, type TokenRejoin } from './token-rejoin.js';
 import { createTokenEndpoint, RefreshFailure, type TokenEndpointConfig } from './token-endpoint.js';
 
 export interface TokenStatus {
@@ -46,6 +47,8 @@ export interface TokenManagerOptions extends TokenEndpointConfig {
   storeTimeoutMs?: number;
   /** How long to wait for another replica's login before logging in itself; default `timeoutMs`. */
   storeWaitMs?: number;
+  /** While on its own token (the store was down), asks the store at most this often whether it answers again; default 2000. */
+  storeProbeIntervalMs?: number;
 }
 
 interface HeldToken {
@@ -67,6 +70,7 @@ interface Refresh {
 }
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
+const STORE_PROBE_INTERVAL_MS = 2_000;
 
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = options.clock ?? systemClock;
@@ -102,6 +106,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let consecutiveFailures = 0;
   let lastError: string | null = null;
   let retryAt: number | null = null;
+  const rejoin: TokenRejoin | null = shared
+    ? createTokenRejoin({ source: shared, intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS, background: options.background })
+    : null;
 
   const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
   const inBackoff = (now: number): boolean => retryAt !== null && now < retryAt;
@@ -149,6 +156,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         const { expiresAt, lifetimeMs, generation } = held;
         if (mine === attempts) {
           current = held;
+          // The store just failed this refresh: ask it again only after a while.
+          if (generation === null) rejoin?.fellBack(clock());
           invalidated = false;
           dropped = null;
           consecutiveFailures = 0;
@@ -198,6 +207,25 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return started;
   }
 
+  /**
+   * On its own token while the store may answer again: the deployment's token, when the store has one, replaces
+   * the own one here; when it has none the own one is offered, so the other replicas take it at their own
+   * question. Either way one token again, with no login.
+   */
+  function askToRejoin(source: TokenRejoin, held: HeldToken, now: number): void {
+    const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
+    source.ask(now, own, (token) => clock() < hold(token).usableUntil, (found) => {
+      // A refresh or a 401 meanwhile decided for itself.
+      if (current !== held || refresh !== null) return;
+      current = hold(found);
+      const how = found.token === held.token ? 'offered' : 'adopted';
+      logger.info(
+        { event: 'upstream_token_rejoined', how, generation: found.generation, expiresAt: new Date(found.expiresAt).toISOString() },
+        how === 'offered' ? "token store answers again; published this replica's token for the deployment" : "token store answers again; using the deployment's token",
+      );
+    });
+  }
+
   function pendingRefresh(now: number): Refresh | null {
     if (refresh !== null && now - refresh.startedAt > abandonAfterMs) {
       logger.warn({ event: 'upstream_token_refresh_abandoned', startedAt: new Date(refresh.startedAt).toISOString() }, 'upstream token refresh never settled; starting another');
@@ -220,6 +248,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (now >= held.refreshAt && pendingRefresh(now) === null && !inBackoff(now)) {
           const ahead = startRefresh('ahead', now);
           options.background?.(ahead.promise);
+        } else if (rejoin !== null && held.generation === null && refresh === null) {
+          askToRejoin(rejoin, held, now);
         }
         return held.token;
       }

@@ -158,6 +158,42 @@ describe.skipIf(!hasRedis)('Redis token store (real Redis)', () => {
     expect(await store.read()).toMatchObject({ token: token.token });
   });
 
+  it('publishes an offered token only when none is published and no lease is held, numbered like a login', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const [a, b] = await Promise.all([replica(prefix), replica(prefix)]);
+    const up = upstream();
+    const own = await up.obtain();
+    const offered = await a.store.offer(own);
+    expect(offered).toMatchObject({ token: own.token, expiresAt: own.expiresAt });
+    expect(await b.store.read()).toEqual(offered);
+    // B's own token is not published over A's: B gets A's.
+    const bOwn = await up.obtain();
+    expect(await b.store.offer(bOwn)).toEqual(offered);
+    // Sealed and expiring like any published token.
+    expect(JSON.stringify(await a.redis.hgetall(a.store.keys.value))).not.toContain(own.token);
+    expect(await a.redis.pttl(a.store.keys.value)).toBeGreaterThan(3_500_000);
+    // It is the current generation: a 401 on it drops it, and the next login is numbered after it.
+    expect(await b.store.dropIfCurrent(offered!.generation)).toBe(true);
+    const next = await b.store.refresh(up.obtain, { ...ANY, newerThan: offered!.generation });
+    expect(next.generation).toBeGreaterThan(offered!.generation);
+  });
+
+  it('publishes no offer while another replica holds the lease, nor over a value it cannot open', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const { store, redis } = await replica(prefix);
+    const up = upstream();
+    await redis.set(store.keys.lease, 'a-replica-logging-in', 'PX', 10_000);
+    expect(await store.offer(await up.obtain())).toBeNull();
+    expect(await redis.exists(store.keys.value)).toBe(0);
+    await redis.del(store.keys.lease);
+
+    const published = await store.offer(await up.obtain());
+    const other = await replica(prefix, { secret: 'another-signing-key-of-at-least-32-bytes' });
+    expect(await other.store.offer(await up.obtain())).toBeNull();
+    expect(await store.read()).toEqual(published);
+    expect(up.calls()).toBe(3);
+  });
+
   it('passes the upstream login failure through as is and gives the lease back', async () => {
     const { store, redis } = await replica(`t-${randomUUID()}`);
     const refused = new Error('token endpoint answered 500');
@@ -184,6 +220,7 @@ describe('Redis token store when Redis does not answer', () => {
     const started = Date.now();
     await expect(store.refresh(up.obtain, ANY)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.dropIfCurrent(1)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(250);
     expect(up.calls()).toBe(0);
   });

@@ -42,6 +42,32 @@ describe('memory token store', () => {
   });
 });
 
+describe('memory token store offers', () => {
+  const token = (name: string, now: number) => ({ token: name, obtainedAt: now, expiresAt: now + 60_000 });
+
+  it('publishes an offered token when none is, numbered after the last generation, and keeps it against later offers', async () => {
+    let now = 0;
+    const store = createMemoryTokenStore({ clock: () => now });
+    const first = await store.refresh(async () => token('t1', now), { newerThan: null, validForMs: 0, waitMs: 0 });
+    expect(await store.dropIfCurrent(first.generation)).toBe(true);
+    expect(await store.offer(token('own-a', now))).toEqual({ ...token('own-a', 0), generation: 2 });
+    // A second replica's offer finds that one published and gets it instead.
+    expect(await store.offer(token('own-b', now))).toMatchObject({ token: 'own-a', generation: 2 });
+    now += 60_000;
+    expect(await store.offer(token('own-c', now))).toMatchObject({ token: 'own-c', generation: 3 });
+  });
+
+  it('publishes nothing while a refresh is logging in, and never logs in itself', async () => {
+    const store = createMemoryTokenStore({ clock: () => 0 });
+    let release!: () => void;
+    const login = store.refresh(() => new Promise((r) => (release = () => r(token('t1', 0)))), { newerThan: null, validForMs: 0, waitMs: 0 });
+    expect(await store.offer(token('own', 0))).toBeNull();
+    release();
+    expect(await login).toMatchObject({ token: 't1', generation: 1 });
+    expect(await store.offer(token('own', 0))).toMatchObject({ token: 't1', generation: 1 });
+  });
+});
+
 describe('memory counter store', () => {
   it('refuses without counting once the limit would be passed, and opens a new window after reset', async () => {
     let now = 0;

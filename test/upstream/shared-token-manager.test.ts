@@ -25,17 +25,29 @@ const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
 interface StoreCalls {
   refresh: number;
+  read: number;
+  offer: number;
   dropIfCurrent: Array<[number, boolean]>;
 }
 
 /** A store that counts what the managers ask of it and can be made to fail or hang, like Redis going away. */
 function controllableStore(inner: TokenStore) {
-  const calls: StoreCalls = { refresh: 0, dropIfCurrent: [] };
+  const calls: StoreCalls = { refresh: 0, read: 0, offer: 0, dropIfCurrent: [] };
   const state = { mode: 'up' as 'up' | 'down' | 'hang' | 'publish-fails' };
   const unavailable = () => new StoreUnavailableError('token', 'connection refused');
   const store: TokenStore = {
     kind: 'memory',
-    read: () => inner.read(),
+    async read() {
+      calls.read++;
+      if (state.mode === 'down') throw unavailable();
+      if (state.mode === 'hang') await new Promise((r) => setTimeout(r, 200));
+      return inner.read();
+    },
+    async offer(token) {
+      calls.offer++;
+      if (state.mode === 'down') throw unavailable();
+      return inner.offer(token);
+    },
     async refresh(obtain, wanted) {
       calls.refresh++;
       if (state.mode === 'down') throw unavailable();
@@ -217,5 +229,119 @@ describe('token managers sharing one token store', () => {
     d.time.now = T0 + 500;
     expect(await a.getToken()).toBe('tok-2');
     expect(d.logins()).toBe(2);
+  });
+
+  describe('after falling back to its own token', () => {
+    /** Three replicas that logged in on their own while the store was down; the store then answers again. */
+    async function fellBack(upstream?: (n: number) => Promise<UpstreamResponse>) {
+      const d = deployment(3, upstream);
+      d.store.state.mode = 'down';
+      const own = await Promise.all(d.replicas.map((r) => r.getToken()));
+      expect(own).toEqual(['tok-1', 'tok-2', 'tok-3']);
+      return { d, own };
+    }
+
+    it('returns to one shared token as soon as the store answers, without a login or a refresh, and says so once', async () => {
+      const { d } = await fellBack();
+      expect(d.health).toMatchObject({ up: 3, down: 3 });
+      d.store.state.mode = 'up';
+      // Not before the probe interval: the store has just failed.
+      for (const r of d.replicas) await r.getToken();
+      expect(d.store.calls.read).toBe(0);
+
+      d.time.now += 2_000;
+      // The first replica's search gets its own token at once; its probe finds no token published and offers it.
+      expect(await d.replicas[0]!.getToken()).toBe('tok-1');
+      await flush();
+      // The others adopt it at their next search, each keeping its own until the probe answered.
+      expect(await d.replicas[1]!.getToken()).toBe('tok-2');
+      expect(await d.replicas[2]!.getToken()).toBe('tok-3');
+      await flush();
+      for (const r of d.replicas) expect(await r.getToken()).toBe('tok-1');
+      expect(d.logins()).toBe(3);
+      expect(d.store.calls.refresh).toBe(3);
+      // The gauge back to 1 on every replica (three transitions up), one log line each.
+      expect(d.health).toMatchObject({ up: 6, down: 3 });
+      for (const lines of d.events('shared_store_up')) expect(lines).toHaveLength(1);
+      expect(d.events('upstream_token_rejoined').map((lines) => lines.map((l) => l.fields.how))).toEqual([['offered'], ['adopted'], ['adopted']]);
+      // Nothing more is asked of the store per search.
+      const reads = d.store.calls.read;
+      d.time.now += 10_000;
+      for (const r of d.replicas) await r.getToken();
+      await flush();
+      expect(d.store.calls.read).toBe(reads);
+
+      // One generation for all: the same 401 on three replicas drops it once and costs one login.
+      for (const r of d.replicas) r.invalidate('tok-1');
+      expect(await Promise.all(d.replicas.map((r) => r.getToken()))).toEqual(['tok-4', 'tok-4', 'tok-4']);
+      expect(d.logins()).toBe(4);
+      expect(d.store.calls.dropIfCurrent.filter(([, dropped]) => dropped)).toHaveLength(1);
+    });
+
+    it('asks a store that is still down at most once per interval, one question at a time, never holding a search', async () => {
+      const { d } = await fellBack();
+      const [a] = d.replicas as [TokenManager];
+      d.time.now += 2_000;
+      expect(await Promise.all(Array.from({ length: 10 }, () => a.getToken()))).toEqual(Array(10).fill('tok-1'));
+      await flush();
+      expect(d.store.calls.read).toBe(1);
+      d.time.now += 1_999;
+      await a.getToken();
+      await flush();
+      expect(d.store.calls.read).toBe(1);
+      d.time.now += 1;
+      await a.getToken();
+      await flush();
+      expect(d.store.calls.read).toBe(2);
+      expect(d.store.calls.offer).toBe(0);
+      // Failed probes are neither new outages nor fallbacks.
+      expect(d.events('shared_store_down')[0]).toHaveLength(1);
+      expect(d.health.fallbacks).toBe(3);
+      expect(await a.getToken()).toBe('tok-1');
+    });
+
+    it('gives up a probe the store answers too late, and does not count that late answer as the store being back', async () => {
+      const { d } = await fellBack();
+      const [a] = d.replicas as [TokenManager];
+      d.store.state.mode = 'hang';
+      d.time.now += 2_000;
+      const started = Date.now();
+      expect(await a.getToken()).toBe('tok-1');
+      expect(Date.now() - started).toBeLessThan(20);
+      // The probe's bound (three store timeouts of 20 ms) passes long before the store's 200 ms answer.
+      await new Promise((r) => setTimeout(r, 250));
+      expect(d.events('shared_store_up')[0]).toEqual([]);
+      expect(d.store.calls.offer).toBe(0);
+      expect(await a.getToken()).toBe('tok-1');
+    });
+
+    it('keeps its own token while another replica is logging in through the store, and rejoins at a later probe', async () => {
+      let gate: Promise<void> | null = null;
+      const { d } = await fellBack(async (n) => {
+        if (gate !== null) await gate;
+        return tokenOk(`tok-${n}`);
+      });
+      const [a, b] = d.replicas as [TokenManager, TokenManager];
+      d.store.state.mode = 'up';
+      // B's 401 sends it to the store for a new token; its login is under way when A's probe comes.
+      let release!: () => void;
+      gate = new Promise<void>((r) => (release = r));
+      b.invalidate('tok-2');
+      const bToken = b.getToken();
+      d.time.now += 2_000;
+      expect(await a.getToken()).toBe('tok-1');
+      await flush();
+      expect(d.store.calls.offer).toBe(1);
+      release();
+      gate = null;
+      expect(await bToken).toBe('tok-4');
+      expect(await a.getToken()).toBe('tok-1');
+      d.time.now += 2_000;
+      await a.getToken();
+      await flush();
+      expect(await a.getToken()).toBe('tok-4');
+      expect(d.logins()).toBe(4);
+      expect(d.events('upstream_token_rejoined')[0]!.map((l) => l.fields.how)).toEqual(['adopted']);
+    });
   });
 });

@@ -76,15 +76,44 @@ describe('upstream token Durable Object', () => {
     expect((await simulator.stats()).tokenCalls).toBe(1);
   });
 
+  it("publishes an isolate's offered token when it holds none, persisted, and hands it to every isolate without a login", async () => {
+    const [a, b] = [store(), store()];
+    const obtainedAt = Date.now();
+    const own = { token: 'own-login-of-isolate-a', obtainedAt, expiresAt: obtainedAt + 600_000 };
+    const offered = await a.offer(own);
+    expect(offered).toEqual({ ...own, generation: 1 });
+    // Isolate B's own token is not published over it: B gets A's, and so does a refresh.
+    expect(await b.offer({ ...own, token: 'own-login-of-isolate-b' })).toEqual(offered);
+    await abortAllDurableObjects();
+    expect(await b.refresh(obtain, ANY)).toEqual(offered);
+    expect((await simulator.stats()).tokenCalls).toBe(0);
+    // Numbered like any login: a 401 on it drops it, and the next login comes after it.
+    expect(await b.dropIfCurrent(1)).toBe(true);
+    expect((await b.refresh(obtain, { ...ANY, newerThan: 1 })).generation).toBe(2);
+  });
+
+  it('keeps its own token against an offer, and publishes none while a login is under way', async () => {
+    const published = await store().refresh(obtain, ANY);
+    const obtainedAt = Date.now();
+    expect(await store().offer({ token: 'own', obtainedAt, expiresAt: obtainedAt + 600_000 })).toEqual(published);
+    expect(await store().dropIfCurrent(published.generation)).toBe(true);
+    await simulator.faults({ tokenLatencyMs: 300 });
+    const login = store().refresh(obtain, { ...ANY, newerThan: published.generation });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await store().offer({ token: 'own', obtainedAt, expiresAt: obtainedAt + 600_000 })).toBeNull();
+    expect((await login).generation).toBe(published.generation + 1);
+  });
+
   it('is StoreUnavailableError within its deadline when the object does not answer', async () => {
     const silent = {
       idFromName: () => ({}),
-      get: () => ({ read: () => new Promise(() => {}), refresh: () => new Promise(() => {}), dropIfCurrent: () => new Promise(() => {}) }),
+      get: () => ({ read: () => new Promise(() => {}), refresh: () => new Promise(() => {}), dropIfCurrent: () => new Promise(() => {}), offer: () => new Promise(() => {}) }),
     } as unknown as DurableObjectNamespace<UpstreamTokenObjectRpc>;
     const unreachable = createWorkerTokenStore({ namespace: silent, clientId: UPSTREAM_CLIENT_ID, timeoutMs: 100, upstreamTimeoutMs: 100 });
     const started = Date.now();
     await expect(unreachable.read()).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(unreachable.refresh(obtain, ANY)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(unreachable.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

@@ -22,6 +22,8 @@ export interface TokenKeeper {
   read(): Promise<SharedToken | null>;
   refresh(wanted: TokenWanted): Promise<TokenRefreshResult>;
   dropIfCurrent(generation: number): Promise<boolean>;
+  /** Publish-if-absent of an isolate's own token (the port's `offer`). */
+  offer(token: ObtainedToken): Promise<SharedToken | null>;
 }
 
 /** Version of the stored record; another version is ignored (and replaced at the next login). */
@@ -69,14 +71,18 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
   const satisfies = (token: SharedToken | null, wanted: TokenWanted): token is SharedToken =>
     token !== null && (wanted.newerThan === null || token.generation > wanted.newerThan) && token.expiresAt - clock() >= wanted.validForMs;
 
+  /** Numbers and persists `obtained` before anyone gets it: an evicted or restarted object answers with it instead of logging in again. */
+  async function publish(obtained: ObtainedToken): Promise<SharedToken> {
+    const current = await load();
+    const token: SharedToken = { ...obtained, generation: current.generation + 1 };
+    state = { v: STATE_VERSION, generation: token.generation, token };
+    await storage.put(STATE_KEY, state);
+    return token;
+  }
+
   async function loginAndPublish(): Promise<TokenRefreshResult> {
     try {
-      const obtained = await login();
-      const current = await load();
-      const token: SharedToken = { ...obtained, generation: current.generation + 1 };
-      // Persisted before anyone gets it: an evicted or restarted object answers with it instead of logging in again.
-      state = { v: STATE_VERSION, generation: token.generation, token };
-      await storage.put(STATE_KEY, state);
+      const token = await publish(await login());
       failures = 0;
       lastFailure = null;
       logger.info({ event: 'upstream_token_published', generation: token.generation, expiresAt: new Date(token.expiresAt).toISOString() }, 'upstream token published to every isolate');
@@ -107,6 +113,16 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
         pending = null;
       });
       return pending;
+    },
+
+    async offer(offered) {
+      const { token } = await load();
+      if (token !== null && token.expiresAt > clock()) return token;
+      // A login under way publishes its own token; an offer now would only be replaced by it.
+      if (pending !== null || offered.expiresAt <= clock()) return null;
+      const published = await publish(offered);
+      logger.info({ event: 'upstream_token_published', generation: published.generation, expiresAt: new Date(published.expiresAt).toISOString(), offered: true }, 'an isolate offered its own upstream token; published to every isolate');
+      return published;
     },
 
     async dropIfCurrent(generation) {

@@ -2,7 +2,7 @@
 // every isolate everywhere shares one token and one login. Thin on purpose: the logic is in token-keeper.ts.
 import { DurableObject } from 'cloudflare:workers';
 import { systemClock } from '../../clock.js';
-import type { SharedToken } from '../../shared-state/token-store.js';
+import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
 import { createFetchHttp } from '../../upstream/http.js';
 import { createTokenEndpoint } from '../../upstream/token-endpoint.js';
@@ -16,6 +16,7 @@ export interface UpstreamTokenObjectRpc {
   read(clientId: string): Promise<SharedToken | null>;
   refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshResult>;
   dropIfCurrent(clientId: string, generation: number): Promise<boolean>;
+  offer(clientId: string, token: ObtainedToken): Promise<SharedToken | null>;
 }
 
 // A class because the Workers runtime instantiates Durable Objects from an exported class.
@@ -53,5 +54,9 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
 
   dropIfCurrent(clientId: string, generation: number): Promise<boolean> {
     return this.keeperFor(clientId).dropIfCurrent(generation);
+  }
+
+  offer(clientId: string, token: ObtainedToken): Promise<SharedToken | null> {
+    return this.keeperFor(clientId).offer(token);
   }
 }
