@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, LOAD_CORE, log } from './harness.mjs';
+import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
 
 const quick = process.argv.includes('--quick');
 const REQUESTS = 3000;
@@ -26,42 +27,12 @@ const { createDirectoryIndex } = await import('../dist/simulator/directory.js');
 const { Redis } = await import('ioredis');
 
 // --- the stream: 300 numbers (every listed one, the rest unlisted from the same fiction range), Zipf-ranked ---------
-/** mulberry32: the same stream on every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = random(20251121);
-const shuffle = (list) => {
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [list[i], list[j]] = [list[j], list[i]];
-  }
-  return list;
-};
+const rnd = seededRandom(20251121);
 const listed = createDirectoryIndex().numbers();
-const unlisted = shuffle(Array.from({ length: 1000 }, (_, i) => `+442079460${String(i).padStart(3, '0')}`).filter((n) => !listed.includes(n)));
-const ranked = shuffle([...listed, ...unlisted].slice(0, RANKS));
-const weights = ranked.map((_, k) => 1 / (k + 1) ** ZIPF_S);
-const total = weights.reduce((a, b) => a + b, 0);
-const cumulative = [];
-weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0);
-const stream = Array.from({ length: REQUESTS }, () => {
-  const u = rnd();
-  let lo = 0;
-  let hi = cumulative.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cumulative[mid] < u) lo = mid + 1;
-    else hi = mid;
-  }
-  return ranked[lo];
-});
+const unlisted = shuffle(Array.from({ length: 1000 }, (_, i) => `+442079460${String(i).padStart(3, '0')}`).filter((n) => !listed.includes(n)), rnd);
+const ranked = shuffle([...listed, ...unlisted].slice(0, RANKS), rnd);
+const pick = zipfPicker(ranked, ZIPF_S, rnd);
+const stream = Array.from({ length: REQUESTS }, pick);
 const distinct = new Set(stream).size;
 
 // --- set-up ------------------------------------------------------------------------------------------------------------

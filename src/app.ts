@@ -5,6 +5,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
+import { docsRoutes } from './docs/docs-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
 import { accessLog } from './middleware/access-log.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
@@ -48,6 +49,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route('/', adminUsageRoutes(services));
   // Anonymous and restricted: only its page and one search, one provider, tablets and larger, rate limited.
   app.route('/', consoleRoutes(services));
+  // /openapi.json describes the routes above, read from this app when first asked; /docs renders it.
+  app.route('/', docsRoutes(services, app));
 
   app.use(
     methodNotAllowed({

@@ -189,6 +189,7 @@ const schema = z.object({
     .refine((v) => /^[\x20-\x7e]{0,64}$/.test(v), 'must be at most 64 printable ASCII characters'),
   UPSTREAM_DISPLAY_NAME_PATH: z.string().trim().min(1).default('displayName'),
   BATCH_MAX_NUMBERS: int(1, 1000, 100),
+  DOCS_ENABLED: z.enum(['true', 'false']).default('true'),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -265,6 +266,8 @@ export interface Config {
   cnam: { deadlineMs: number; maxLength: number; fallback: string; displayNamePath: string };
   /** POST /v2/contacts/search/batch. */
   batch: { maxNumbers: number };
+  /** /docs and /openapi.json (DOCS_ENABLED); /docs/problems is always served. */
+  docs: { enabled: boolean };
 }
 
 export interface GuardConfig {
@@ -416,5 +419,6 @@ export function parseConfig(env: EnvSource): Config {
     lookupDeadlineMs: e.LOOKUP_DEADLINE_MS ?? e.UPSTREAM_TIMEOUT_MS,
     cnam: { deadlineMs: e.CNAM_DEADLINE_MS, maxLength: e.CNAM_MAX_LENGTH, fallback: e.CNAM_FALLBACK, displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH },
     batch: { maxNumbers: e.BATCH_MAX_NUMBERS },
+    docs: { enabled: e.DOCS_ENABLED === 'true' },
   };
 }

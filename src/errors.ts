@@ -60,9 +60,17 @@ export interface ProblemDetails {
   requestId: string;
 }
 
-/** The `type` URI of a problem: a stable, documented identifier per code. */
-export const problemType = (code: ErrorCode): string =>
-  `https://callerid-gateway.dev/problems/${code.replaceAll('_', '-')}`;
+/** Where the problem types are documented, one anchor per code (src/docs/problem-catalogue.ts). */
+export const PROBLEMS_PAGE_PATH = '/docs/problems';
+
+/** The anchor of a code on the problems page: `quota_exhausted` -> `quota-exhausted`. */
+export const problemSlug = (code: ErrorCode): string => code.replaceAll('_', '-');
+
+/**
+ * The `type` URI of a problem: a stable identifier per code and a relative reference (RFC 9457 allows one), so it
+ * resolves against the gateway that answered, to the code's entry on its own problems page, whatever its host.
+ */
+export const problemType = (code: ErrorCode): string => `${PROBLEMS_PAGE_PATH}#${problemSlug(code)}`;
 
 export function problemFor(code: ErrorCode, detail: string, requestId: string): ProblemDetails {
   const { status, title } = errorCodes[code];

@@ -6,6 +6,7 @@ import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.j
 import { createLoginThrottle, type LoginThrottle } from './auth/login-throttle.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import type { DocsAssets } from './docs/docs-routes.js';
 import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
 import { createLookupService, type LookupService } from './lookup/lookup-service.js';
 import type { Logger } from './observability/logger.js';
@@ -55,6 +56,8 @@ export interface RuntimeDeps {
   background?: RunInBackground;
   /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
   onRequest?: RequestRecorder | undefined;
+  /** Swagger UI's files for /docs (Node: from swagger-ui-dist). Absent: /docs says so; /openapi.json still works. */
+  docsAssets?: DocsAssets;
 }
 
 export interface Services {
@@ -86,6 +89,7 @@ export interface Services {
   /** The cost guard of the paid upstream: client rates, quotas, budget, concurrency, 429 cooldown, breaker. */
   guard: CostGuard;
   background: RunInBackground;
+  docsAssets: DocsAssets | undefined;
 }
 
 export async function createServices(config: Config, runtime: RuntimeDeps): Promise<Services> {
@@ -188,6 +192,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     recordRequest: withRequestHook(createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }), runtime.onRequest),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
+    docsAssets: runtime.docsAssets,
     consoleLimiter: createConsoleRateLimiter({
       ...config.console.rate,
       counters,

@@ -1,6 +1,7 @@
 // The anonymous console: its page, its own script and style, and the one search it allows, under /console.
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
@@ -58,7 +59,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   let providerMatched = false;
   let lastProviderWarning = -Infinity;
 
-  app.get(CONSOLE_PAGE_PATH, (c) =>
+  app.get(CONSOLE_PAGE_PATH, routeDocs.consolePage, (c) =>
     c.html(
       renderConsolePage({
         provider,
@@ -75,7 +76,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
   app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get(ICON_PATH, (c) => c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }));
 
-  app.get(CONSOLE_SEARCH_PATH, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
+  app.get(CONSOLE_SEARCH_PATH, routeDocs.consoleSearch, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

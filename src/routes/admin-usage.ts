@@ -2,13 +2,14 @@
 // for the clients in GATEWAY_ADMIN_CLIENTS.
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
 import type { Services } from '../services.js';
 import { adminOnly } from './admin-cache.js';
 
 export function adminUsageRoutes(services: Pick<Services, 'config' | 'gatewayTokens' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get('/admin/usage', bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients, 'read the usage'), async (c) =>
+  app.get('/admin/usage', routeDocs.usage, bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients, 'read the usage'), async (c) =>
     c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
   );
   return app;

@@ -3,6 +3,7 @@
 // search; spellings of one number are looked up once; one deadline bounds the whole batch.
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemFor } from '../errors.js';
 import { searchResultOf } from '../guard/search-guard.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
@@ -57,7 +58,7 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normali
   const limit = requestBodyLimit(Math.max(config.http.maxBodyBytes, 1024 + max * BYTES_PER_NUMBER));
   const app = new Hono<AppEnv>();
 
-  app.post(BATCH_ROUTE, clientAuth(services.authenticateClient), limit, async (c: Context<AppEnv>) => {
+  app.post(BATCH_ROUTE, routeDocs.batch, clientAuth(services.authenticateClient), limit, async (c: Context<AppEnv>) => {
     const numbers = readNumbers(await c.req.text(), max);
     const client = c.get('clientId');
     if (numbers.length > 0 && !guard.rate.allows(client)) {

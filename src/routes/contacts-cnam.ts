@@ -3,6 +3,7 @@
 // credentials that are wrong (401) or throttled (429) get another status, also with the fallback as body.
 import { Hono } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { createCallerNameOf } from '../cnam/caller-name.js';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
@@ -59,7 +60,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'normaliz
   const callerNameOf = createCallerNameOf({ resultsPath: config.upstreamBody.resultsPath, displayNamePath: config.cnam.displayNamePath, maxLength: config.cnam.maxLength });
   const app = new Hono<AppEnv>();
 
-  app.get(CNAM_ROUTE, async (c) => {
+  app.get(CNAM_ROUTE, routeDocs.cnam, async (c) => {
     const headers: Record<string, string> = { 'content-type': TEXT, 'cache-control': PRIVATE_ANSWER };
     const answer = (status: 200 | 401 | 429, result: CnamResult, name = fallback) => {
       headers['cnam-result'] = result;

@@ -1,6 +1,7 @@
 // GET /v2/contacts/search?what=: the upstream's search, for internal clients holding a gateway token.
 import { Hono, type Context } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
 import { clientSearchGuard } from '../guard/search-guard.js';
 import { clientAuth } from '../middleware/client-auth.js';
@@ -57,7 +58,7 @@ export function contactsSearchRoutes(services: Pick<Services, 'config' | 'authen
   const { config } = services;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
 
-  app.get('/v2/contacts/search', clientAuth(services.authenticateClient), clientSearchGuard(services.guard), async (c) => {
+  app.get('/v2/contacts/search', routeDocs.search, clientAuth(services.authenticateClient), clientSearchGuard(services.guard), async (c) => {
     const e164 = services.normalizer.normalize(readWhat(c));
     const note: LookupNote = { e164 };
     c.set('lookup', note);

@@ -1,6 +1,7 @@
 // GET /metrics: the Prometheus text format, optionally behind a bearer token (METRICS_TOKEN).
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { constantTimeEqual, sha256Hex } from '../auth/client-registry.js';
 import { problemResponse } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -21,7 +22,7 @@ export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
   const { metrics, token } = options;
   const app = new Hono<AppEnv>();
 
-  app.get('/metrics', async (c) => {
+  app.get('/metrics', routeDocs.metrics, async (c) => {
     if (token !== undefined) {
       const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header('authorization') ?? '');
       if (!match || !(await sameSecret(match[1]!, token))) {

@@ -1,6 +1,7 @@
 // POST /token/login: the upstream's own client-credentials endpoint, issuing gateway tokens to internal clients.
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import { routeDocs } from '../docs/route-docs.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { GatewayError } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
@@ -16,7 +17,7 @@ export function tokenLoginRoutes(
   const app = new Hono<AppEnv>();
   const { logger } = services;
 
-  app.post('/token/login', async (c) => {
+  app.post('/token/login', routeDocs.tokenLogin, async (c) => {
     const type = c.req.header('content-type') ?? '';
     if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
       throw oauthError('bad_request', 'invalid_request', 'The body must be application/x-www-form-urlencoded.');

@@ -5,6 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createSearchHitPath } from '../routes/search-hit-path.js';
+import { createNodeDocsAssets } from './node-docs-assets.js';
 import { withSearchHitPath } from './node-hit-path.js';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../app.js';
@@ -107,6 +108,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           })
         : undefined,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
+    docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
   });
   metrics.watch(metricSourcesOf(services));
   const app = createApp(services);

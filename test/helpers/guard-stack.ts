@@ -7,7 +7,7 @@ export const missNumber = (i: number): string => `020 7946 ${String(1000 + i).sl
 
 export async function problemType(res: Response): Promise<string> {
   const body = (await res.json()) as { type: string };
-  return body.type.replace(/^.*\/problems\//, '');
+  return body.type.replace(/^.*\/problems#/, '');
 }
 
 export interface UsageBody {

@@ -70,6 +70,20 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(simulator.controls.stats().searchCalls).toBe(before);
   });
 
+  it('serves the OpenAPI document and the problems page; /docs says its assets are not served here', async () => {
+    const doc = await fetch(`${base}/openapi.json`);
+    expect(doc.status).toBe(200);
+    const body = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(body.openapi).toBe('3.1.0');
+    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/token/login', '/v2/contacts/search', '/console/v2/contacts/search']));
+    const problems = await fetch(`${base}/docs/problems`);
+    expect(problems.status).toBe(200);
+    expect(await problems.text()).toContain('id="invalid-number"');
+    const page = await fetch(`${base}/docs`);
+    expect(page.status).toBe(404);
+    expect(((await page.json()) as { detail: string }).detail).toMatch(/openapi\.json/);
+  });
+
   it('serves the page, refuses phones, filters to the provider and limits per address', async () => {
     const page = await fetch(`${base}/console`, { headers: DESKTOP_HEADERS });
     expect(page.status).toBe(200);
@@ -103,4 +117,5 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(chunked?.status).toBe(413);
     expect(chunked?.headers['content-type']).toBe('application/problem+json');
   });
+
 });

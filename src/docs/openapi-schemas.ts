@@ -1,0 +1,180 @@
+// The OpenAPI 3.1 component schemas (JSON Schema 2020-12) of the gateway's answers, referenced by the route
+// descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi-responses.test.ts).
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { Config } from '../config.js';
+
+type Schema = OpenAPIV3_1.SchemaObject;
+
+export const ref = (name: string): OpenAPIV3_1.ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
+
+const E164: Schema = { type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', description: 'The number in E.164.', examples: ['+442079460001'] };
+const count: Schema = { type: 'integer', minimum: 0 };
+const countOrNull: Schema = { type: ['integer', 'null'], minimum: 0 };
+
+/** The example search body: the built-in simulator's, which the default UPSTREAM_*_PATH settings match. */
+const SEARCH_EXAMPLE = {
+  query: { what: '+442079460001' },
+  total: 1,
+  results: [
+    {
+      id: 'swissdir:7f3c9a12',
+      provider: { id: 'swissdir', name: 'SwissDir' },
+      type: 'person',
+      displayName: 'Muster Hans',
+      phones: [{ e164: '+442079460001', display: '020 7946 0001', kind: 'landline' }],
+    },
+  ],
+};
+
+export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<string, Schema> {
+  const { resultsPath, providerPath, totalPath } = config.upstreamBody;
+  return {
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details. Every error of the gateway is one, as application/problem+json.',
+      required: ['type', 'title', 'status', 'detail', 'requestId'],
+      additionalProperties: false,
+      properties: {
+        type: { type: 'string', format: 'uri-reference', description: "Identifies the problem; resolves (relative to the gateway) to its entry on /docs/problems." },
+        title: { type: 'string' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
+        detail: { type: 'string' },
+        requestId: { type: 'string', description: 'Also in the X-Request-Id header; quote it to support.' },
+        error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'], description: 'POST /token/login only: the RFC 6749 error code.' },
+        error_description: { type: 'string', description: 'POST /token/login only: the RFC 6749 error description.' },
+      },
+    },
+    TokenRequest: {
+      type: 'object',
+      description: "The upstream's own client-credentials grant, form-encoded.",
+      required: ['grant_type', 'client_id', 'client_secret'],
+      properties: {
+        grant_type: { type: 'string', enum: ['client_credentials'] },
+        client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
+        client_secret: { type: 'string', format: 'password' },
+      },
+    },
+    TokenResponse: {
+      type: 'object',
+      description: "Exactly the upstream's token response shape (not standard OAuth: expires_in is a string, scope an array of objects).",
+      required: ['access_token', 'token_type', 'expires_in', 'scope', 'uniqueId', 'clientId'],
+      additionalProperties: false,
+      properties: {
+        access_token: { type: 'string', minLength: 1, description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.' },
+        token_type: { const: 'Bearer' },
+        expires_in: { type: 'string', pattern: '^[0-9]+$', description: 'Lifetime in seconds, as a string (GATEWAY_TOKEN_TTL_SECONDS).', examples: ['90000'] },
+        scope: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['service', 'permission', 'orderId'],
+            additionalProperties: false,
+            properties: {
+              service: { type: 'string', examples: ['SEARCH_contacts_watch'] },
+              permission: { type: 'string', examples: ['READ'] },
+              orderId: { type: ['string', 'null'] },
+            },
+          },
+        },
+        uniqueId: { type: ['string', 'null'] },
+        clientId: { type: 'string', description: 'Echoes client_id.' },
+      },
+    },
+    SearchAnswer: {
+      type: 'object',
+      description:
+        `The upstream's search JSON, passed through unchanged (the console removes other providers' results). The gateway reads ` +
+        `only the results list at \`${resultsPath}\` (UPSTREAM_RESULTS_PATH; empty = no listing), each result's provider at ` +
+        `\`${providerPath}\` (UPSTREAM_PROVIDER_PATH) and the count at \`${totalPath}\` (UPSTREAM_TOTAL_PATH); everything else is the upstream's.`,
+      additionalProperties: true,
+      examples: [SEARCH_EXAMPLE],
+    },
+    BatchRequest: {
+      type: 'object',
+      required: ['numbers'],
+      properties: { numbers: { type: 'array', items: { type: 'string' }, description: 'Numbers in any usual spelling; at most BATCH_MAX_NUMBERS.' } },
+      examples: [{ numbers: ['+44 20 7946 0001', '020 7946 0002', 'unknown'] }],
+    },
+    BatchAnswer: {
+      type: 'object',
+      required: ['results'],
+      additionalProperties: false,
+      properties: {
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['what', 'e164', 'status'],
+            additionalProperties: false,
+            properties: {
+              what: { type: 'string', description: 'The spelling as sent.' },
+              e164: { anyOf: [E164, { type: 'null' }], description: 'null when it is not a possible number.' },
+              status: { type: 'integer', description: 'What a single search would have answered.' },
+              cacheStatus: { type: ['string', 'null'], description: 'The Cache-Status a single search would carry.' },
+              body: { ...ref('SearchAnswer'), description: 'status 200: the upstream\'s answer.' },
+              problem: { ...ref('Problem'), description: 'otherwise: the problem a single search would answer.' },
+            },
+          },
+        },
+      },
+    },
+    Health: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },
+    Ready: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ready' } } },
+    PurgeNumber: {
+      type: 'object',
+      required: ['number', 'purged', 'reach'],
+      additionalProperties: false,
+      properties: { number: E164, purged: count, reach: ref('PurgeReach') },
+    },
+    PurgeAll: { type: 'object', required: ['purged', 'reach'], additionalProperties: false, properties: { purged: count, reach: ref('PurgeReach') } },
+    PurgeReach: {
+      type: 'string',
+      enum: ['process', 'deployment', 'data-centre'],
+      description: 'How far the purge went: this process only, every replica through Redis, or this data centre (Workers).',
+    },
+    Usage: {
+      type: 'object',
+      description: "Today's (UTC) use of the paid upstream as the counter store has it; breaker, cooldown and concurrency of the answering process.",
+      required: ['day', 'resetsAt', 'clients', 'budget', 'breaker', 'cooldown', 'concurrency', 'store'],
+      additionalProperties: false,
+      properties: {
+        day: { type: 'string', format: 'date' },
+        resetsAt: { type: 'string', format: 'date-time' },
+        clients: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'searches', 'upstreamCalls', 'quota', 'remaining'],
+            additionalProperties: false,
+            properties: { id: { type: 'string' }, searches: count, upstreamCalls: count, quota: countOrNull, remaining: countOrNull },
+          },
+        },
+        budget: {
+          type: 'object',
+          required: ['limit', 'used', 'remaining'],
+          additionalProperties: false,
+          properties: { limit: countOrNull, used: count, remaining: countOrNull },
+        },
+        breaker: {
+          type: 'object',
+          required: ['state', 'consecutiveFailures', 'retryInMs', 'retryAfterSeconds'],
+          additionalProperties: false,
+          properties: { state: { enum: ['closed', 'open', 'half_open'] }, consecutiveFailures: count, retryInMs: { type: 'number', minimum: 0 }, retryAfterSeconds: count },
+        },
+        cooldown: {
+          type: 'object',
+          required: ['active', 'retryAfterSeconds'],
+          additionalProperties: false,
+          properties: { active: { type: 'boolean' }, retryAfterSeconds: count },
+        },
+        concurrency: {
+          type: 'object',
+          required: ['limit', 'inFlight', 'queued'],
+          additionalProperties: false,
+          properties: { limit: count, inFlight: count, queued: count },
+        },
+        store: { enum: ['memory', 'redis', 'durable-object'] },
+      },
+    },
+  };
+}

@@ -1,0 +1,247 @@
+// The OpenAPI description of every route, as hono-openapi middlewares the routes put first in their handler
+// list: the document at /openapi.json is generated from the routes the app really registers (a route without
+// one of these is missing from it, and a test says so), with parameters, answers and problems per route.
+import { describeRoute } from 'hono-openapi';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { MiddlewareHandler } from 'hono';
+import { problemResponses } from './problem-responses.js';
+import { ref } from './openapi-schemas.js';
+
+type Responses = Record<string, OpenAPIV3_1.ResponseObject>;
+
+const json = (schema: OpenAPIV3_1.SchemaObject | OpenAPIV3_1.ReferenceObject) => ({ 'application/json': { schema } });
+const header = (description: string): OpenAPIV3_1.HeaderObject => ({ description, schema: { type: 'string' } });
+
+const GATEWAY_TOKEN: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }];
+/** The search routes also take a registered client's id and secret as HTTP Basic (a dialplan cannot log in first). */
+const CLIENT: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }, { clientBasic: [] }];
+const ANONYMOUS: OpenAPIV3_1.SecurityRequirementObject[] = [];
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': header('Searches allowed in the current window.'),
+  'RateLimit-Remaining': header('Searches left in the current window.'),
+  'RateLimit-Reset': header('Seconds until the window resets.'),
+  'RateLimit-Policy': header('The limits, e.g. `600;w=60`.'),
+};
+
+const SEARCH_HEADERS = {
+  'Cache-Control': header('`private, no-store`: contact data is personal.'),
+  'Cache-Status': header('RFC 9211: what the cache did, e.g. `callerid-gateway; hit; ttl=86280` or `callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400`.'),
+  Age: header('Seconds since the upstream gave this answer.'),
+  ...RATE_LIMIT_HEADERS,
+};
+
+const WHAT: OpenAPIV3_1.ParameterObject = {
+  name: 'what',
+  in: 'query',
+  required: true,
+  description: 'The telephone number in any usual spelling (`+44 20 7946 0001`, `0044 20 7946 0001`, `020 7946 0001` with DEFAULT_REGION=GB); normalised to E.164. Give it once.',
+  schema: { type: 'string', minLength: 1 },
+  examples: { international: { value: '+44 20 7946 0001' }, national: { value: '020 7946 0001' } },
+};
+
+const PREFER: OpenAPIV3_1.ParameterObject = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  description:
+    'RFC 7240 `wait=N` (seconds, decimals allowed): answer by then, with a stale entry or 504 `deadline-exceeded` if nothing fresh ' +
+    'came in time; the upstream call goes on and fills the cache. Bounded by UPSTREAM_TIMEOUT_MS; default LOOKUP_DEADLINE_MS.',
+  schema: { type: 'string' },
+  examples: { ring: { value: 'wait=0.8' } },
+};
+
+const PREFERENCE_APPLIED = { 'Preference-Applied': header('`wait=N` when the caller\'s wait was honoured, with the value used.') };
+
+/** Refusals of a search that would need the paid upstream, and its failures. */
+const UPSTREAM_PROBLEMS = [
+  'quota_exhausted',
+  'upstream_error',
+  'budget_exhausted',
+  'upstream_rate_limited',
+  'upstream_unavailable',
+  'upstream_busy',
+  'token_unavailable',
+  'unavailable',
+  'upstream_timeout',
+  'deadline_exceeded',
+] as const;
+
+const route = (spec: Parameters<typeof describeRoute>[0]): MiddlewareHandler => describeRoute(spec);
+
+export const routeDocs = {
+  healthz: route({
+    tags: ['Operations'],
+    summary: 'Liveness: the process answers',
+    operationId: 'healthz',
+    security: ANONYMOUS,
+    responses: { 200: { description: 'Alive.', content: json(ref('Health')) }, ...problemResponses() },
+  }),
+
+  readyz: route({
+    tags: ['Operations'],
+    summary: 'Readiness: an upstream token is held or can be obtained now',
+    operationId: 'readyz',
+    security: ANONYMOUS,
+    responses: { 200: { description: 'Ready to serve searches.', content: json(ref('Ready')) }, ...problemResponses('unavailable') },
+  }),
+
+  metrics: route({
+    tags: ['Operations'],
+    summary: 'Prometheus metrics',
+    description: 'The Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; served on METRICS_PORT instead when that is set.',
+    operationId: 'metrics',
+    security: [{}, { metricsToken: [] }],
+    responses: {
+      200: { description: 'The metrics of this process.', content: { 'text/plain': { schema: { type: 'string' } } } },
+      ...problemResponses('unauthorized'),
+    },
+  }),
+
+  tokenLogin: route({
+    tags: ['Token'],
+    summary: 'Obtain a gateway token (client-credentials grant)',
+    description: "The upstream's own token endpoint, answered by the gateway for the clients in GATEWAY_CLIENTS: an existing client only changes its base URL.",
+    operationId: 'tokenLogin',
+    security: ANONYMOUS,
+    requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
+    responses: {
+      200: { description: "A gateway token in the upstream's response shape.", headers: { 'Cache-Control': header('`no-store`.') }, content: json(ref('TokenResponse')) },
+      ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
+    },
+  }),
+
+  search: route({
+    tags: ['Contacts'],
+    summary: 'Find contact details by telephone number',
+    description: "The upstream's search, answered from the gateway's cache when it can (see `Cache-Status`). Impossible numbers are refused before they reach the paid upstream.",
+    operationId: 'searchContacts',
+    security: CLIENT,
+    parameters: [WHAT, PREFER],
+    responses: {
+      200: {
+        description: "The upstream's answer, unchanged (`total: 0`, `results: []` for no listing).",
+        headers: { ...SEARCH_HEADERS, ...PREFERENCE_APPLIED },
+        content: json(ref('SearchAnswer')),
+      },
+      ...problemResponses('bad_request', 'invalid_number', 'unauthorized', 'too_many_requests', ...UPSTREAM_PROBLEMS),
+    },
+  }),
+
+  cnam: route({
+    tags: ['Contacts'],
+    summary: 'The caller name as plain ASCII text, for PBX dialplans (CNAM)',
+    description:
+      'The first result\'s display name folded to ASCII and cut to CNAM_MAX_LENGTH. Every lookup outcome is a 200: without a name the ' +
+      'body is CNAM_FALLBACK and `CNAM-Result` says why. Only wrong credentials (401) and the failed-login limit (429) get another status, ' +
+      'with the fallback as body too. Default deadline CNAM_DEADLINE_MS.',
+    operationId: 'cnam',
+    security: CLIENT,
+    parameters: [WHAT, PREFER],
+    responses: {
+      200: {
+        description: 'The name, or the fallback.',
+        headers: {
+          'CNAM-Result': { description: 'Why this body.', schema: { enum: ['listed', 'no-listing', 'no-name', 'not-a-number', 'deadline', 'upstream-error', 'upstream-unavailable', 'quota-exhausted', 'rate-limited', 'gateway-error'] } },
+          ...SEARCH_HEADERS,
+          ...PREFERENCE_APPLIED,
+        },
+        content: { 'text/plain': { schema: { type: 'string', pattern: "^[A-Za-z0-9 .,'&()/+-]*$" } } },
+      },
+      401: {
+        description: 'Missing or wrong credentials (`CNAM-Result: unauthorized`); the body is the fallback.',
+        headers: { 'WWW-Authenticate': header('`Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"`.') },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      429: {
+        description: 'Too many failed credentials from this address (`CNAM-Result: auth-throttled`); the body is the fallback.',
+        headers: { 'Retry-After': header('Seconds until credentials are checked again.') },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      ...problemResponses(),
+    },
+  }),
+
+  batch: route({
+    tags: ['Contacts'],
+    summary: 'Many searches in one request (CRMs)',
+    description:
+      'Each distinct number goes through the same cache, coalescing, rate, quota and concurrency bound as a single search; spellings of one ' +
+      'number are looked up once; one deadline (`Prefer: wait`) bounds the whole batch. Each item carries its own status and the body or problem.',
+    operationId: 'searchBatch',
+    security: CLIENT,
+    parameters: [PREFER],
+    requestBody: { required: true, content: json(ref('BatchRequest')) },
+    responses: {
+      200: { description: 'One item per number, in order.', headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS, ...PREFERENCE_APPLIED }, content: json(ref('BatchAnswer')) },
+      ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
+    },
+  }),
+
+  purgeNumber: route({
+    tags: ['Admin'],
+    summary: 'Purge one number from the cache',
+    description: 'For clients in GATEWAY_ADMIN_CLIENTS. Any spelling of the number reaches its one entry.',
+    operationId: 'purgeNumber',
+    security: GATEWAY_TOKEN,
+    parameters: [{ name: 'number', in: 'path', required: true, description: 'The number in any usual spelling (URL-encoded).', schema: { type: 'string' } }],
+    responses: {
+      200: { description: 'Purged (`purged: 0` when it was not cached).', content: json(ref('PurgeNumber')) },
+      ...problemResponses('bad_request', 'invalid_number', 'unauthorized', 'forbidden', 'unavailable'),
+    },
+  }),
+
+  purgeAll: route({
+    tags: ['Admin'],
+    summary: 'Purge the whole cache',
+    description: 'For clients in GATEWAY_ADMIN_CLIENTS.',
+    operationId: 'purgeAll',
+    security: GATEWAY_TOKEN,
+    responses: {
+      200: { description: 'Purged.', content: json(ref('PurgeAll')) },
+      ...problemResponses('unauthorized', 'forbidden', 'unavailable'),
+    },
+  }),
+
+  usage: route({
+    tags: ['Admin'],
+    summary: "Today's use of the paid upstream per caller",
+    description: 'For clients in GATEWAY_ADMIN_CLIENTS.',
+    operationId: 'usage',
+    security: GATEWAY_TOKEN,
+    responses: {
+      200: { description: "Today's figures.", content: json(ref('Usage')) },
+      ...problemResponses('unauthorized', 'forbidden'),
+    },
+  }),
+
+  consolePage: route({
+    tags: ['Console'],
+    summary: 'The console: a web page to try the search',
+    description: 'Anonymous; tablets and larger (a phone gets a friendly refusal page, 403).',
+    operationId: 'consolePage',
+    security: ANONYMOUS,
+    responses: {
+      200: { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
+      403: { description: 'A phone: the refusal page.', content: { 'text/html': { schema: { type: 'string' } } } },
+      ...problemResponses(),
+    },
+  }),
+
+  consoleSearch: route({
+    tags: ['Console'],
+    summary: "The console's search: one provider's results, rate limited, no token",
+    description: "Like the search, without a token, for people trying the service: only CONSOLE_PROVIDER's results, rate limited per address and in total (CONSOLE_RATE_*), refused to phones.",
+    operationId: 'consoleSearch',
+    security: ANONYMOUS,
+    parameters: [WHAT],
+    responses: {
+      200: {
+        description: "The upstream's answer with only CONSOLE_PROVIDER's results (`total` adjusted). No `Cache-Status` or `Age`: they would tell a visitor what others looked up.",
+        headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS },
+        content: json(ref('SearchAnswer')),
+      },
+      ...problemResponses('bad_request', 'invalid_number', 'device_not_supported', 'too_many_requests', ...UPSTREAM_PROBLEMS),
+    },
+  }),
+} satisfies Record<string, MiddlewareHandler>;
