@@ -1,5 +1,8 @@
 // Runs the Worker build in real workerd (`wrangler dev` on a loopback port) with the given bindings.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import { checkRequirement, fileRequirement } from './requires.js';
 
@@ -15,7 +18,10 @@ export interface WranglerDev {
 
 export async function startWranglerDev(vars: Record<string, string>): Promise<WranglerDev> {
   const port = await freePort();
-  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--show-interactive-dev-session=false', '--log-level', 'info'];
+  // Durable Object and Cache API state of its own: counts of an earlier run (a second CI leg a minute later)
+  // must not carry over into this one, as they would from the default .wrangler/state.
+  const state = mkdtempSync(join(tmpdir(), 'callerid-wrangler-'));
+  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--show-interactive-dev-session=false', '--log-level', 'info', '--persist-to', state];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const worker = spawn('npx', args, {
     env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
@@ -32,6 +38,7 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     } catch {
       // already gone
     }
+    rmSync(state, { recursive: true, force: true });
   };
   const deadline = Date.now() + 90_000;
   while (!/Ready on/.test(output)) {
