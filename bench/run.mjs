@@ -228,9 +228,14 @@ if (!process.argv.includes('--no-replicas')) {
   await new Promise((resolve) => setTimeout(resolve, 500));
   spawnSync(process.execPath, [join(here, 'replicas.mjs'), '--no-build', ...process.argv.slice(2).filter((a) => a === '--quick')], { cwd: root, stdio: 'inherit' });
 }
-// --miss-before <ref>: the miss path at c=1 of this build beside the build of <ref>, in alternating rounds (bench/miss.mjs).
-const missBefore = process.argv.indexOf('--miss-before');
-if (missBefore !== -1) {
-  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', process.argv[missBefore + 1]], { cwd: root, stdio: 'inherit' });
+// Before and after, side by side in one run (bench/hit.mjs, bench/miss.mjs): this build beside the build of an earlier
+// commit, by default d61eb6a (the single-process gateway, before shared state, the cost guard and hardening);
+// `--before <ref>` picks another, `--no-before` skips it. `--miss-before <ref>` is the older spelling.
+const beforeAt = Math.max(process.argv.indexOf('--before'), process.argv.indexOf('--miss-before'));
+const beforeRef = beforeAt === -1 ? 'd61eb6a' : process.argv[beforeAt + 1];
+if (!process.argv.includes('--no-before')) {
+  const short = quick ? ['--rounds', '1', '--seconds', '2'] : [];
+  spawnSync(process.execPath, [join(here, 'hit.mjs'), '--no-build', '--before', beforeRef, ...short], { cwd: root, stdio: 'inherit' });
+  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', beforeRef, ...short], { cwd: root, stdio: 'inherit' });
 }
 setTimeout(() => process.exit(0), 500).unref();
