@@ -238,7 +238,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     peek() {
       const now = clock();
       const held = current;
-      return usable(held, now) && now < held.refreshAt ? held.token : undefined;
+      if (!usable(held, now) || now >= held.refreshAt) return undefined;
+      // The miss path takes the held token here rather than through getToken: a replica on its own token must
+      // still ask the store (in the background, at most every few seconds) whether it may rejoin the deployment's.
+      if (rejoin !== null && held.generation === null && refresh === null) askToRejoin(rejoin, held, now);
+      return held.token;
     },
 
     async getToken() {

@@ -50,7 +50,7 @@ describe('batch search', () => {
     expect(items.map((i) => i.status)).toEqual([200, 400, 200, 200, 200]);
     expect(items[0]!.body!.results[0]!.displayName).toBe('Müller Jonas');
     expect(items[3]!.body).toEqual(items[0]!.body);
-    expect(items[1]!.problem!.type).toMatch(/\/invalid-number$/);
+    expect(items[1]!.problem!.type).toMatch(/\/docs\/problems#invalid-number$/);
     expect(items[1]!.problem!.requestId).toBe(res.headers.get('x-request-id'));
     expect(items[2]!.body!.results).toEqual([]);
     // Two spellings of +442079460002: one lookup, one upstream call.
@@ -69,7 +69,7 @@ describe('batch search', () => {
     stack.simulator.controls.setFaults({ errorRate: 1 });
     const items = await itemsOf(await batch({ numbers: ['+442079460004', '+442079460005'] }));
     expect(items.map((i) => i.status)).toEqual([200, 502]);
-    expect(items[1]!.problem!.type).toMatch(/\/upstream-error$/);
+    expect(items[1]!.problem!.type).toMatch(/\/docs\/problems#upstream-error$/);
     expect(items[1]!.cacheStatus).toBe('callerid-gateway; fwd=miss; detail=upstream-error');
   });
 
@@ -83,7 +83,7 @@ describe('batch search', () => {
     expect(performance.now() - started).toBeLessThan(750);
     expect(res.headers.get('preference-applied')).toBe('wait=0.3');
     expect(items.map((i) => i.status)).toEqual([504, 200, 504]);
-    expect(items[0]!.problem!.type).toMatch(/\/deadline-exceeded$/);
+    expect(items[0]!.problem!.type).toMatch(/\/docs\/problems#deadline-exceeded$/);
 
     await sleep(800);
     stack.simulator.controls.setFaults({ latencyMs: 0 });

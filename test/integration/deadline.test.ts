@@ -45,7 +45,7 @@ describe('a deadline that is kept', () => {
     expect(first.res.headers.get('content-type')).toBe('application/problem+json');
     expect(first.res.headers.get('preference-applied')).toBe('wait=0.3');
     expect(first.res.headers.get('cache-status')).toBe('callerid-gateway; fwd=miss; detail=deadline');
-    expect(JSON.parse(first.body).type).toMatch(/\/deadline-exceeded$/);
+    expect(JSON.parse(first.body).type).toMatch(/\/docs\/problems#deadline-exceeded$/);
 
     // A second ring while the call is still running joins it (another spelling, the same number).
     const second = await timed(stack.search(OTHER_SPELLING, crm, wait('0.1')));
