@@ -111,7 +111,7 @@ export function build() {
 }
 
 /**
- * The gateway of git `ref`, built in a temporary directory (git archive, this checkout's tsc and node_modules),
+ * The gateway of git `ref`, built in a temporary directory (git archive, its own runtime dependencies, this checkout's tsc),
  * removed at exit; resolves to its bench server script relative to bench/. Null when `ref` is not in this clone.
  */
 export function buildBaseline(ref) {
@@ -123,8 +123,13 @@ export function buildBaseline(ref) {
   log(`building the baseline ${ref} in ${dir}`);
   const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
   if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  // Its own runtime dependencies, from its own lockfile (a dependency may have come or gone since); this
+  // checkout's tsc and type packages build it (type errors there do not stop tsc from emitting the same JS).
+  const install = spawnSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, encoding: 'utf8' });
+  if (install.status !== 0) throw new Error(`npm ci in the baseline ${ref} failed: ${install.stderr.slice(0, 500)}`);
+  if (!existsSync(join(dir, 'node_modules/@types'))) symlinkSync(join(root, 'node_modules/@types'), join(dir, 'node_modules/@types'));
   spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
+  if (!existsSync(join(dir, 'dist/runtime/node-gateway.js'))) throw new Error(`the baseline ${ref} did not build`);
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   return relative(here, join(dir, 'bench/servers/gateway.mjs'));
 }
