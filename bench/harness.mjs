@@ -143,3 +143,30 @@ export function table(rows) {
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
   return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
+
+/** The value after `name` on the command line, or `fallback`. */
+export function arg(name, fallback) {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? fallback : process.argv[at + 1];
+}
+
+/**
+ * Listed numbers +44 20 3xxx xxxx for the simulator's directory, so every miss answers a positive-sized body like a
+ * real listing; `provider` is the simulator's SwissDir (from dist/simulator/directory.js).
+ */
+export function syntheticDirectory(count, provider) {
+  return Array.from({ length: count }, (_, i) => {
+    const digits = String(i).padStart(7, '0');
+    const e164 = `+44203${digits}`;
+    return {
+      id: `swissdir:bench${digits}`,
+      provider,
+      type: 'person',
+      displayName: `Benchmark Person ${digits}`,
+      person: { givenName: 'Person', familyName: `Benchmark ${digits}` },
+      organization: null,
+      phones: [{ e164, display: `020 3${digits.slice(0, 3)} ${digits.slice(3)}`, kind: 'landline' }],
+      address: { street: `${i % 200} Benchmark Street`, postalCode: 'EC1A 1BB', locality: 'London', country: 'GB' },
+    };
+  });
+}

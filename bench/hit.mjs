@@ -8,12 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, table } from './harness.mjs';
+import { arg, BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, table } from './harness.mjs';
 
-const arg = (name, fallback) => {
-  const at = process.argv.indexOf(name);
-  return at === -1 ? fallback : process.argv[at + 1];
-};
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '3'));
 const SECONDS = Number(arg('--seconds', '4'));

@@ -4,12 +4,8 @@
 // directory, built with this checkout's tsc and node_modules). Rounds alternate the three so drift on a shared machine
 // hits all alike; the table has medians: p50, p99, the p50 the gateway adds over the direct call, and its CPU per miss.
 import { spawnSync } from 'node:child_process';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, SERVER_CORE, table } from './harness.mjs';
+import { arg, BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, SERVER_CORE, syntheticDirectory, table } from './harness.mjs';
 
-const arg = (name, fallback) => {
-  const at = process.argv.indexOf(name);
-  return at === -1 ? fallback : process.argv[at + 1];
-};
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '3'));
 const SECONDS = Number(arg('--seconds', '3'));
@@ -22,28 +18,11 @@ if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdi
 const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 
-/** Listed numbers +44 20 3xxx xxxx (as in run.mjs), so every miss answers a listing's body. */
-function syntheticDirectory(count) {
-  return Array.from({ length: count }, (_, i) => {
-    const digits = String(i).padStart(7, '0');
-    const e164 = `+44203${digits}`;
-    return {
-      id: `swissdir:bench${digits}`,
-      provider: PROVIDERS.swissdir,
-      type: 'person',
-      displayName: `Benchmark Person ${digits}`,
-      person: { givenName: 'Person', familyName: `Benchmark ${digits}` },
-      organization: null,
-      phones: [{ e164, display: `020 3${digits.slice(0, 3)} ${digits.slice(3)}`, kind: 'landline' }],
-      address: { street: `${i % 200} Benchmark Street`, postalCode: 'EC1A 1BB', locality: 'London', country: 'GB' },
-    };
-  });
-}
 
 // Each run takes fresh numbers from its own block: a c=1 run stays well under 4,000 requests a second.
 const STEP = 4000 * SECONDS;
 const RUNS = 3 + ROUNDS * 3;
-const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS, directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(STEP * RUNS)] });
+const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS, directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(STEP * RUNS, PROVIDERS.swissdir)] });
 const loginAt = async (url, body, headers = {}) => (await (await fetch(`${url}/token/login`, { method: 'POST', headers, body })).json()).access_token;
 const gateways = { after: await startChild('servers/gateway.mjs', benchGatewayEnv(simulator.url)) };
 if (baselineScript !== undefined) gateways.before = await startChild(baselineScript, benchGatewayEnv(simulator.url));

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE } from './harness.mjs';
+import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE, syntheticDirectory } from './harness.mjs';
 
 const quick = process.argv.includes('--quick');
 const HIT_SECONDS = quick ? 3 : 6;
@@ -28,32 +28,13 @@ if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdi
 const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 
-/** Listed numbers +44 20 3xxx xxxx, so every miss answers a positive-sized body like a real listing. */
-function syntheticDirectory(count) {
-  const entries = [];
-  for (let i = 0; i < count; i++) {
-    const digits = String(i).padStart(7, '0');
-    const e164 = `+44203${digits}`;
-    entries.push({
-      id: `swissdir:bench${digits}`,
-      provider: PROVIDERS.swissdir,
-      type: 'person',
-      displayName: `Benchmark Person ${digits}`,
-      person: { givenName: 'Person', familyName: `Benchmark ${digits}` },
-      organization: null,
-      phones: [{ e164, display: `020 3${digits.slice(0, 3)} ${digits.slice(3)}`, kind: 'landline' }],
-      address: { street: `${i % 200} Benchmark Street`, postalCode: 'EC1A 1BB', locality: 'London', country: 'GB' },
-    });
-  }
-  return entries;
-}
 
 // --- set-up ---------------------------------------------------------------------------------------------------
 const started = Date.now();
 log('starting the simulator (with synthetic listings) and the servers');
 const simulator = await startSimulatorServer({
   clients: BENCH_UPSTREAM_CLIENTS,
-  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(FILL_NUMBERS + 100_000)],
+  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(FILL_NUMBERS + 100_000, PROVIDERS.swissdir)],
 });
 const clientSecret = BENCH_CLIENT_SECRET;
 const gatewayEnv = benchGatewayEnv(simulator.url);
