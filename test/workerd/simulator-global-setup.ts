@@ -21,7 +21,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   app.post('/__control/reset', (c) => {
     controls.resetStats();
     controls.revokeAllTokens();
-    controls.setFaults({ latencyMs: 0, tokenLatencyMs: 0, errorRate: 0, tokenErrorRate: 0, hangRate: 0, tokenLifetimeSeconds: 90_000, revokeTokensAfterMs: null, malformedToken: false });
+    controls.setFaults({ latencyMs: 0, tokenLatencyMs: 0, errorRate: 0, tokenErrorRate: 0, hangRate: 0, tokenLifetimeSeconds: 90_000, revokeTokensAfterMs: null, malformedToken: false, hugeBody: null, rateLimitRate: 0, rateLimitRetryAfter: null });
     return c.json({ ok: true });
   });
   app.post('/__control/faults', async (c) => {
