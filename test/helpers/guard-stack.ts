@@ -1,6 +1,7 @@
 // Helpers for the cost guard's integration tests: distinct numbers that each cost one upstream call, problem
-// bodies, an admin's view of /admin/usage, and a metric read from /metrics.
-import type { Stack } from './stack.js';
+// bodies, an admin's view of /admin/usage, a metric read from /metrics, and pairs of gateways on one simulator.
+import { afterEach } from 'vitest';
+import { startStack, type Stack } from './stack.js';
 
 /** The `i`th number of an Ofcom drama range: possible, unlisted in the simulator, one upstream call each. */
 export const missNumber = (i: number): string => `020 7946 ${String(1000 + i).slice(1)}`;
@@ -43,3 +44,33 @@ export async function awayFromMinuteEnd(): Promise<void> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface GatewayPairs {
+  /** Two gateways sharing `env` and calling the first one's simulator, so its counts are the deployment's. */
+  twoGateways(env: Record<string, string>): Promise<[Stack, Stack]>;
+  /** Stacks closed after each test. */
+  stacks: Stack[];
+  /** Run after each test, once the stacks are closed. */
+  cleanups: (() => Promise<void>)[];
+}
+
+/** Call at a test file's top level: what it starts is closed after each test. */
+export function gatewayPairs(): GatewayPairs {
+  const stacks: Stack[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(stacks.splice(0).map((s) => s.close()));
+    await Promise.all(cleanups.splice(0).map((f) => f()));
+  });
+  return {
+    stacks,
+    cleanups,
+    async twoGateways(env) {
+      const a = await startStack({ env });
+      stacks.push(a);
+      const b = await startStack({ env: { ...env, UPSTREAM_AUTH_URL: a.simulator.url, UPSTREAM_BASE_URL: a.simulator.url } });
+      stacks.push(b);
+      return [a, b];
+    },
+  };
+}

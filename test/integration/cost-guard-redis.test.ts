@@ -1,8 +1,8 @@
 // Quotas and the budget shared by two gateways through a real Redis (a unique REDIS_KEY_PREFIX each test),
 // counted at one simulator both gateways call; and QUOTA_ON_STORE_ERROR when the Redis goes away.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { missNumber, problemType, usageOf } from '../helpers/guard-stack.js';
+import { describe, expect, it } from 'vitest';
+import { gatewayPairs, missNumber, problemType, usageOf } from '../helpers/guard-stack.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -10,21 +10,7 @@ import { startStack, type Stack } from '../helpers/stack.js';
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 
-const stacks: Stack[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(stacks.splice(0).map((s) => s.close()));
-  await Promise.all(cleanups.splice(0).map((f) => f()));
-});
-
-/** Two gateways sharing `env` and calling the first one's simulator, so its counts are the deployment's. */
-async function twoGateways(env: Record<string, string>): Promise<[Stack, Stack]> {
-  const a = await startStack({ env });
-  stacks.push(a);
-  const b = await startStack({ env: { ...env, UPSTREAM_AUTH_URL: a.simulator.url, UPSTREAM_BASE_URL: a.simulator.url } });
-  stacks.push(b);
-  return [a, b];
-}
+const { twoGateways, stacks, cleanups } = gatewayPairs();
 
 describe.skipIf(!sharedRedis)('quotas and budget shared through Redis (127.0.0.1:6379)', () => {
   const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `t-${randomUUID()}` });

@@ -2,30 +2,16 @@
 // both (one search call in the Retry-After for the deployment), a breaker opened by one opens both, and with
 // Redis down each gateway pauses on its own again.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { metricValue, missNumber, problemType, sleep, usageOf } from '../helpers/guard-stack.js';
+import { describe, expect, it } from 'vitest';
+import { gatewayPairs, metricValue, missNumber, problemType, sleep, usageOf } from '../helpers/guard-stack.js';
 import { startOwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
 
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 
-const stacks: Stack[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(stacks.splice(0).map((s) => s.close()));
-  await Promise.all(cleanups.splice(0).map((f) => f()));
-});
-
-/** Two gateways sharing `env` and calling the first one's simulator, so its counts are the deployment's. */
-async function twoGateways(env: Record<string, string>): Promise<[Stack, Stack]> {
-  const a = await startStack({ env });
-  stacks.push(a);
-  const b = await startStack({ env: { ...env, UPSTREAM_AUTH_URL: a.simulator.url, UPSTREAM_BASE_URL: a.simulator.url } });
-  stacks.push(b);
-  return [a, b];
-}
+const { twoGateways, stacks, cleanups } = gatewayPairs();
 
 const searchCalls = (s: Stack) => s.simulator.controls.stats().searchCalls;
 let numbered = 100;
