@@ -1,5 +1,6 @@
 // Helpers for the cost guard's integration tests: distinct numbers that each cost one upstream call, problem
-// bodies, an admin's view of /admin/usage, a metric read from /metrics, and pairs of gateways on one simulator.
+// bodies, an admin's view of /admin/usage, a metric read from /metrics, and stacks (alone, or two on one
+// simulator) closed after each test.
 import { afterEach } from 'vitest';
 import { startStack, type Stack } from './stack.js';
 
@@ -45,7 +46,9 @@ export async function awayFromMinuteEnd(): Promise<void> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface GatewayPairs {
+export interface StacksPerTest {
+  /** A gateway and its own simulator (with `latencyMs`), closed after the test. */
+  start(env: Record<string, string>, latencyMs?: number): Promise<Stack>;
   /** Two gateways sharing `env` and calling the first one's simulator, so its counts are the deployment's. */
   twoGateways(env: Record<string, string>): Promise<[Stack, Stack]>;
   /** Stacks closed after each test. */
@@ -55,22 +58,25 @@ export interface GatewayPairs {
 }
 
 /** Call at a test file's top level: what it starts is closed after each test. */
-export function gatewayPairs(): GatewayPairs {
+export function stacksPerTest(): StacksPerTest {
   const stacks: Stack[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     await Promise.all(stacks.splice(0).map((s) => s.close()));
     await Promise.all(cleanups.splice(0).map((f) => f()));
   });
+  const start = async (env: Record<string, string>, latencyMs = 0): Promise<Stack> => {
+    const stack = await startStack({ env, simulator: { latencyMs } });
+    stacks.push(stack);
+    return stack;
+  };
   return {
     stacks,
     cleanups,
+    start,
     async twoGateways(env) {
-      const a = await startStack({ env });
-      stacks.push(a);
-      const b = await startStack({ env: { ...env, UPSTREAM_AUTH_URL: a.simulator.url, UPSTREAM_BASE_URL: a.simulator.url } });
-      stacks.push(b);
-      return [a, b];
+      const a = await start(env);
+      return [a, await start({ ...env, UPSTREAM_AUTH_URL: a.simulator.url, UPSTREAM_BASE_URL: a.simulator.url })];
     },
   };
 }

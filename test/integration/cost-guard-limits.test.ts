@@ -1,19 +1,10 @@
 // The cost guard over real sockets with the simulator, counted at the simulator: per-client rate, daily quotas,
 // the daily budget shared with the console, /admin/usage and the per-client metrics.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
-import { awayFromMinuteEnd, metricValue, missNumber, problemType, secondsToMidnight, sleep, usageOf } from '../helpers/guard-stack.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { awayFromMinuteEnd, metricValue, missNumber, problemType, secondsToMidnight, sleep, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
 
-const stacks: Stack[] = [];
-const start = async (env: Record<string, string>, latencyMs = 0) => {
-  const stack = await startStack({ env, simulator: { latencyMs } });
-  stacks.push(stack);
-  return stack;
-};
-afterEach(async () => {
-  await Promise.all(stacks.splice(0).map((s) => s.close()));
-});
+const { start } = stacksPerTest();
 
 describe('per-client rate (CLIENT_RATE_PER_MINUTE)', () => {
   it('counts every answer, cache hits on the Node hit path included, then answers 429 with RateLimit-* and Retry-After', async () => {

@@ -2,7 +2,7 @@
 // counted at one simulator both gateways call; and QUOTA_ON_STORE_ERROR when the Redis goes away.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { gatewayPairs, missNumber, problemType, usageOf } from '../helpers/guard-stack.js';
+import { missNumber, problemType, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -10,7 +10,7 @@ import { startStack, type Stack } from '../helpers/stack.js';
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 
-const { twoGateways, stacks, cleanups } = gatewayPairs();
+const { twoGateways, stacks, cleanups } = stacksPerTest();
 
 describe.skipIf(!sharedRedis)('quotas and budget shared through Redis (127.0.0.1:6379)', () => {
   const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `t-${randomUUID()}` });

@@ -3,7 +3,7 @@
 // Redis down each gateway pauses on its own again.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { gatewayPairs, metricValue, missNumber, problemType, sleep, usageOf } from '../helpers/guard-stack.js';
+import { metricValue, missNumber, problemType, sleep, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
 import { startOwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import type { Stack } from '../helpers/stack.js';
@@ -11,7 +11,7 @@ import type { Stack } from '../helpers/stack.js';
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 
-const { twoGateways, stacks, cleanups } = gatewayPairs();
+const { twoGateways, stacks, cleanups } = stacksPerTest();
 
 const searchCalls = (s: Stack) => s.simulator.controls.stats().searchCalls;
 let numbered = 100;

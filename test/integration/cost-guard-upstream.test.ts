@@ -1,18 +1,10 @@
 // Protecting the upstream over real sockets, counted at the simulator: the bound on calls in flight, an
 // upstream 429 honoured (Retry-After or the configured cooldown), and the circuit breaker.
-import { afterEach, describe, expect, it } from 'vitest';
-import { metricValue, missNumber, problemType, sleep, usageOf } from '../helpers/guard-stack.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { metricValue, missNumber, problemType, sleep, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
+import type { Stack } from '../helpers/stack.js';
 
-const stacks: Stack[] = [];
-const start = async (env: Record<string, string>, latencyMs = 0) => {
-  const stack = await startStack({ env, simulator: { latencyMs } });
-  stacks.push(stack);
-  return stack;
-};
-afterEach(async () => {
-  await Promise.all(stacks.splice(0).map((s) => s.close()));
-});
+const { start } = stacksPerTest();
 
 const calls = (s: Stack) => s.simulator.controls.stats().searchCalls;
 /** Caches one number with a 1 s freshness, so it is stale (and servable on error) shortly after. */
