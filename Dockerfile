@@ -32,4 +32,4 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 # The gateway drains in-flight requests on SIGTERM within SHUTDOWN_TIMEOUT_SECONDS (default 10);
 # keep the orchestrator's grace period (docker stop -t, terminationGracePeriodSeconds) above it.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/runtime/node.js"]
+CMD ["node", "dist/runtime/node/main.js"]

@@ -15,7 +15,7 @@ export default defineConfig({
       resolveId: (id: string) => (id === 'process' || id === 'node:process' ? fileURLToPath(new URL('./test/workerd/process-shim.cjs', import.meta.url)) : null),
     },
     cloudflareTest(({ inject }) => ({
-      main: './src/runtime/worker.ts',
+      main: './src/runtime/workers/main.ts',
       wrangler: { configPath: './wrangler.toml' },
       miniflare: { bindings: workerdBindings(inject('simulatorUrl')) },
     })),

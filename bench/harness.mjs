@@ -107,7 +107,7 @@ export function build() {
   log('building dist/ (tsc -p tsconfig.build.json)');
   const built = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) log(`tsc reported errors (emitting anyway):\n${built.stdout.split('\n').slice(0, 5).join('\n')}`);
-  if (!existsSync(join(root, 'dist/runtime/node-gateway.js'))) throw new Error('dist/runtime/node-gateway.js missing after build');
+  if (!existsSync(join(root, 'dist/runtime/node/gateway.js'))) throw new Error('dist/runtime/node/gateway.js missing after build');
 }
 
 /**
@@ -129,7 +129,7 @@ export function buildBaseline(ref) {
   if (install.status !== 0) throw new Error(`npm ci in the baseline ${ref} failed: ${install.stderr.slice(0, 500)}`);
   if (!existsSync(join(dir, 'node_modules/@types'))) symlinkSync(join(root, 'node_modules/@types'), join(dir, 'node_modules/@types'));
   spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
-  if (!existsSync(join(dir, 'dist/runtime/node-gateway.js'))) throw new Error(`the baseline ${ref} did not build`);
+  if (!existsSync(join(dir, 'dist/runtime/node/gateway.js'))) throw new Error(`the baseline ${ref} did not build`);
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   return relative(here, join(dir, 'bench/servers/gateway.mjs'));
 }

@@ -20,7 +20,7 @@ const { canPin, startChild, withCpu, wrk } = createHarness();
 build();
 const baselineScript = beforeRef === undefined ? null : buildBaseline(beforeRef);
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
-const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS });
 
 const prefix = `bench-hit-${process.pid}`;

@@ -15,7 +15,7 @@ build();
 const baselineScript = beforeRef === undefined ? undefined : (buildBaseline(beforeRef) ?? undefined);
 
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
-const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 
 

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSimulatorServer } from '../dist/runtime/simulator-server.js';
+import { startSimulatorServer } from '../dist/simulator/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 6);

@@ -22,7 +22,7 @@ const started = Date.now();
 build();
 const { canPin, startChild, withCpu, wrk, children } = createHarness();
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
-const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { createDirectoryIndex } = await import('../dist/simulator/directory.js');
 const { Redis } = await import('ioredis');
 

@@ -25,7 +25,7 @@ build();
 // The runner hosts the simulator and shares the load core with wrk, away from the servers measured.
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 
-const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 
 
@@ -157,7 +157,8 @@ const transport = await new Promise((resolve, reject) => {
   proc.stdout.on('data', (d) => (out += d));
   proc.on('close', () => {
     const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
-    line ? resolve(JSON.parse(line.slice(11))) : reject(new Error(`transport bench failed:\n${out}`));
+    if (line) resolve(JSON.parse(line.slice(11)));
+    else reject(new Error(`transport bench failed:\n${out}`));
   });
 });
 

@@ -18,7 +18,7 @@ const OUT = join(here, 'cache-warmup.svg');
 
 build();
 const { startChild } = createHarness();
-const { startSimulatorServer } = await import('../dist/runtime/simulator-server.js');
+const { startSimulatorServer } = await import('../dist/simulator/server.js');
 
 const rnd = seededRandom(20260301);
 // Two fiction ranges (Ofcom drama numbers): London landlines and mobiles, shuffled into one ranking.

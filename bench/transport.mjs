@@ -1,8 +1,8 @@
 // Bench child: the upstream transports on Node side by side against one server (argv[2]): global fetch, undici
-// request with an Agent (src/runtime/node-http.ts), node:http with a keep-alive Agent. Prints one JSON line.
+// request with an Agent (src/runtime/node/http.ts), node:http with a keep-alive Agent. Prints one JSON line.
 import { Agent, request as httpRequest } from 'node:http';
 import { createFetchHttp } from '../dist/upstream/http.js';
-import { createNodeHttp } from '../dist/runtime/node-http.js';
+import { createNodeHttp } from '../dist/runtime/node/http.js';
 
 const target = process.argv[2];
 const number = process.argv[3];

@@ -1,11 +1,7 @@
 // The Hono environment of the gateway app: the context variables every handler can read, typed once.
-import type { CacheResult } from './observability/telemetry.js';
+import type { LookupNote } from './observability/request-recorder.js';
 
-/** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
-export interface LookupNote {
-  e164: string;
-  cache?: CacheResult;
-}
+export type { LookupNote };
 
 export interface AppVariables {
   requestId: string;

@@ -26,7 +26,7 @@ import { createTokenManager, type TokenManager } from './upstream/token-manager.
 import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
-import { createMemoryCounterStore } from './shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from './shared-state/memory/counter-store.js';
 import { createStoreHealth } from './shared-state/store-health.js';
 import type { SharedTierOptions } from './lookup/tiered-load.js';
 import type { TokenStore } from './shared-state/token-store.js';

@@ -1,5 +1,5 @@
 // Bench child: the gateway from dist/, configured by the environment the runner passes; answers memory probes over IPC.
-import { startNodeGateway } from '../../dist/runtime/node-gateway.js';
+import { startNodeGateway } from '../../dist/runtime/node/gateway.js';
 
 const gateway = await startNodeGateway(process.env);
 

@@ -6,7 +6,7 @@ import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
 import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
-import type { LookupContext } from '../lookup/lookup-cache.js';
+import type { LookupContext } from '../lookup/types.js';
 import type { Services } from '../services.js';
 import { consoleSearchAccounting } from '../guard/search-guard.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';

@@ -7,8 +7,6 @@ import type { MiddlewareHandler } from 'hono';
 import { problemResponses } from './problem-responses.js';
 import { ref } from './openapi-schemas.js';
 
-type Responses = Record<string, OpenAPIV3_1.ResponseObject>;
-
 const json = (schema: OpenAPIV3_1.SchemaObject | OpenAPIV3_1.ReferenceObject) => ({ 'application/json': { schema } });
 const header = (description: string): OpenAPIV3_1.HeaderObject => ({ description, schema: { type: 'string' } });
 

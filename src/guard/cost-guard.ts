@@ -2,7 +2,7 @@
 // (cooldown, breaker, quotas, budget, concurrency), what each caller searched today, and its usage report.
 import type { Clock } from '../clock.js';
 import type { GuardConfig } from '../config.js';
-import type { LookupContext } from '../lookup/lookup-cache.js';
+import type { LookupContext } from '../lookup/types.js';
 import type { GuardStatus } from '../observability/guard-metrics.js';
 import type { SearchResult, Telemetry } from '../observability/telemetry.js';
 import type { RunInBackground } from '../shared-state/background.js';

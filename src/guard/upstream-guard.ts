@@ -3,7 +3,7 @@
 // when it fails), and the bound on calls in flight. Cached answers never reach it, so they are always served.
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import type { LoadedAnswer, LookupContext } from '../lookup/lookup-cache.js';
+import type { LoadedAnswer, LookupContext } from '../lookup/types.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';

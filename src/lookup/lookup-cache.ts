@@ -4,34 +4,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
-import { hasListing, parsePath } from './listing.js';
+import { hasListing, parsePath } from '../upstream/listing.js';
+import type { CachedAnswer, LoadedAnswer, LookupContext } from './types.js';
 import { createTieredLoad, SharedStaleFallback, type SharedTierOptions } from './tiered-load.js';
-
-/** One cached upstream answer; immutable once stored, so concurrent readers can share it. */
-export interface CachedAnswer {
-  /** The upstream's JSON exactly as received. */
-  readonly body: string;
-  readonly contentType: string;
-  /** Clock time (ms) the upstream answered. */
-  readonly storedAt: number;
-  /** Freshness lifetime in seconds (positive or negative TTL). */
-  readonly ttlSeconds: number;
-  readonly freshUntil: number;
-  /** Until then a stale answer is served at once while one background refresh runs. */
-  readonly revalidateUntil: number;
-  /** Until then a stale answer replaces an upstream failure. */
-  readonly staleIfErrorUntil: number;
-  /** False for "no listing" answers, which get the shorter negative TTL. */
-  readonly listed: boolean;
-  /** Estimated bytes this entry holds in memory; what CACHE_MAX_BYTES counts. */
-  readonly size: number;
-  /** False when the answer was handed to its callers but could not be kept (larger than the cache). */
-  readonly stored: boolean;
-  /** Where this process got it: its own upstream call, or the shared tier (another replica's call). */
-  readonly origin: 'upstream' | 'shared';
-  /** The shared tier's key of the number (a keyed hash), so a purge message naming it finds this entry. */
-  readonly tierKey?: string;
-}
 
 /**
  * What the cache did for one read. `revalidated`: a stale entry past its revalidate window was refreshed
@@ -73,11 +48,6 @@ export interface LookupCache {
   readonly maxBytes: number;
 }
 
-/** Who a lookup is for: a registered client id, or `console`. The cost guard charges an upstream call to it. */
-export interface LookupContext {
-  client: string;
-}
-
 /** The context of reads that name no caller (unit tests of the cache itself). */
 export const UNNAMED_CALLER: LookupContext = { client: 'gateway' };
 
@@ -86,13 +56,6 @@ export interface PurgeResult {
   purged: number;
   /** Whether the shared tier took the purge (and fanned it out); false when it did not answer; absent without one. */
   shared?: boolean;
-}
-
-export interface LoadedAnswer {
-  body: string;
-  contentType: string;
-  /** Whether the body lists anything, when the loader already parsed it (the body is then not parsed again). */
-  listed?: boolean;
 }
 
 export interface LookupCacheOptions {

@@ -3,7 +3,8 @@
 import { GatewayError } from '../errors.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
 import { inProcess, type RunInBackground } from '../shared-state/background.js';
-import type { CacheRead, LookupCache, LookupContext } from './lookup-cache.js';
+import type { CacheRead, LookupCache } from './lookup-cache.js';
+import type { LookupContext } from './types.js';
 
 export interface LookupResult {
   /** The upstream's JSON, byte for byte. */

@@ -7,7 +7,7 @@ import type { RunInBackground } from '../shared-state/background.js';
 import { TIER_ENTRY_VERSION, type LookupTier, type TierEntry } from '../shared-state/lookup-tier.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
-import type { CachedAnswer, LookupContext } from './lookup-cache.js';
+import type { CachedAnswer, LookupContext } from './types.js';
 
 export interface SharedTierOptions {
   tier: LookupTier;

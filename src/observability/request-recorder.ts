@@ -1,10 +1,16 @@
 // Records one finished request: the request metrics and one JSON log line (the route template, never the
 // URL, whose query holds the number; the number itself only as a keyed hash). Shared by the access-log
 // middleware and the Node hit path, so both write exactly the same.
-import type { LookupNote } from '../app-env.js';
+import type { CacheResult } from './telemetry.js';
 import type { LogFields, Logger, LogLevel } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
+
+/** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
+export interface LookupNote {
+  e164: string;
+  cache?: CacheResult;
+}
 
 export interface FinishedRequest {
   requestId: string;

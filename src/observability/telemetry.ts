@@ -1,6 +1,5 @@
 // The events services report for metrics; a no-op by default so every service runs without a registry.
 // Every argument comes from a closed set: no number, address, token or secret can reach a label.
-import type { SharedStoreName } from '../shared-state/store-unavailable.js';
 
 export type UpstreamEndpoint = 'token' | 'search';
 export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
@@ -9,7 +8,8 @@ export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
 export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error' | 'shared';
 export type RateLimitScope = 'address' | 'total';
 export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
-export type { SharedStoreName };
+/** Which piece of shared state a store holds; a closed set, used as a metric label. */
+export type SharedStoreName = 'token' | 'lookup' | 'counter';
 /** What one search answered, per caller: the cache's result, or which guard refused it. */
 export type SearchResult = CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
 /** Which daily limit refused an upstream call. */

@@ -3,7 +3,7 @@
 // and goes back to the shared store by itself once it answers again.
 import type { Clock } from '../clock.js';
 import type { CounterState, CounterStore } from './counter-store.js';
-import { createMemoryCounterStore } from './memory-counter-store.js';
+import { createMemoryCounterStore } from './memory/counter-store.js';
 import type { StoreHealth } from './store-health.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 

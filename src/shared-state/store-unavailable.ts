@@ -1,8 +1,9 @@
 // The one error a shared store (Redis, a Durable Object, the Cache API) raises when it cannot answer in time:
 // callers fall back to per-process behaviour on it, never to a 5xx (a fail-closed limit is the exception).
 
-/** Which piece of shared state a store holds; a closed set, used as a metric label. */
-export type SharedStoreName = 'token' | 'lookup' | 'counter';
+import type { SharedStoreName } from '../observability/telemetry.js';
+
+export type { SharedStoreName };
 
 export class StoreUnavailableError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 // Builds the production dist/ into a temporary directory (tsc -p tsconfig.build.json --outDir), for tests
-// that start the gateway the way the container does: `node dist/runtime/node.js`.
+// that start the gateway the way the container does: `node dist/runtime/node/main.js`.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -40,9 +40,9 @@ export interface GatewayProcess {
   exited: Promise<number | string | null>;
 }
 
-/** Starts `node dist/runtime/node.js` in `dir` and waits for its JSON start line. */
+/** Starts `node dist/runtime/node/main.js` in `dir` and waits for its JSON start line. */
 export function startGatewayProcess(dir: string, env: Record<string, string>, nodeBinary = process.execPath): Promise<GatewayProcess> {
-  const child = spawn(nodeBinary, ['dist/runtime/node.js'], {
+  const child = spawn(nodeBinary, ['dist/runtime/node/main.js'], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

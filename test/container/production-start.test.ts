@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
+import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from './build-dist.js';
 import { loginAt } from '../helpers/stack.js';
 
@@ -70,7 +70,7 @@ describe('container production start path', () => {
     expect(steps.lines).toContain('RUN npm run build');
     expect(steps.lines.filter((l) => l.startsWith('USER ')).at(-1)).toMatch(/^USER (?!root\b|0\b)\S+/);
     expect(steps.lines).toContain('EXPOSE 8080');
-    expect(steps.cmd).toEqual(['node', 'dist/runtime/node.js']);
+    expect(steps.cmd).toEqual(['node', 'dist/runtime/node/main.js']);
     for (const line of steps.lines.filter((l) => /^(ENV|ARG) /.test(l))) expect(line).not.toMatch(/SECRET|TOKEN|PASSWORD|CLIENTS|KEY/i);
   });
 
@@ -83,7 +83,7 @@ describe('container production start path', () => {
   it('starts with NODE_ENV=production against a real upstream, logs a client in and answers a search; the HEALTHCHECK passes', async () => {
     const [node, ...cmdArgs] = steps.cmd;
     expect(node).toBe('node');
-    expect(cmdArgs).toEqual(['dist/runtime/node.js']);
+    expect(cmdArgs).toEqual(['dist/runtime/node/main.js']);
     gateway = await startGatewayProcess(built.dir, {
       NODE_ENV: 'production',
       PORT: '0',

@@ -1,4 +1,4 @@
-// What a newcomer sees when the start fails, from the built entry point (`node dist/runtime/node.js`, as the
+// What a newcomer sees when the start fails, from the built entry point (`node dist/runtime/node/main.js`, as the
 // container runs it): one line per problem on stderr, exit 1, no stack trace.
 import { spawn } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
@@ -13,7 +13,7 @@ interface Exit {
 }
 
 function runEntry(dir: string, env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['dist/runtime/node.js'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/runtime/node/main.js'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

@@ -7,7 +7,7 @@ import { createLookupService } from '../../src/lookup/lookup-service.js';
 import { noopTelemetry } from '../../src/observability/telemetry.js';
 import { inProcess } from '../../src/shared-state/background.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 import { guardConfig } from '../helpers/guard-config.js';
 import { rejection } from '../helpers/recorders.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLocalCounters } from '../../src/guard/local-counters.js';
 import { createClientRate } from '../../src/guard/client-rate.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 
 function replica(store: CounterStore, clock: () => number) {
   const background: Promise<unknown>[] = [];

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { createUpstreamCharges, QuotaExhaustedError } from '../../src/guard/upstream-charges.js';
 import { noopTelemetry, type QuotaScope } from '../../src/observability/telemetry.js';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 import { rejection } from '../helpers/recorders.js';
 
 function setup(options: { quota?: number; quotas?: Record<string, number>; budget?: number; at?: string } = {}) {

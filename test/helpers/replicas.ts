@@ -1,8 +1,8 @@
 // Several gateways (replicas of one deployment, e.g. sharing one REDIS_URL) in front of one simulator, on
 // loopback ports, each with its own captured log.
 import type { EnvSource } from '../../src/config.js';
-import { startNodeGateway, type RunningGateway } from '../../src/runtime/node-gateway.js';
-import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/runtime/simulator-server.js';
+import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
+import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/simulator/server.js';
 import { captureLogger, type CapturedLog } from './recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS, type ClientName } from './stack.js';
 

@@ -1,9 +1,9 @@
 // Starts the simulator and the gateway on loopback ports for integration tests, and logs clients in.
 import type { EnvSource } from '../../src/config.js';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startNodeGateway, type NodeGatewayOptions, type RunningGateway } from '../../src/runtime/node-gateway.js';
+import { startNodeGateway, type NodeGatewayOptions, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { captureLogger, type CapturedLog } from './recorders.js';
-import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/runtime/simulator-server.js';
+import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/simulator/server.js';
 
 export { captureLogger, type CapturedLog };
 

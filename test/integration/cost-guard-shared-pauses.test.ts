@@ -11,7 +11,7 @@ import type { Stack } from '../helpers/stack.js';
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 
-const { twoGateways, stacks, cleanups } = stacksPerTest();
+const { twoGateways, cleanups } = stacksPerTest();
 
 const searchCalls = (s: Stack) => s.simulator.controls.stats().searchCalls;
 let numbered = 100;

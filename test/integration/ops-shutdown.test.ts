@@ -1,10 +1,10 @@
-// Graceful shutdown of the built entry point (`node dist/runtime/node.js`): SIGTERM during a slow upstream
+// Graceful shutdown of the built entry point (`node dist/runtime/node/main.js`): SIGTERM during a slow upstream
 // call lets it finish with 200, refuses new connections, then exits 0; past SHUTDOWN_TIMEOUT_SECONDS it cuts.
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
+import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from '../container/build-dist.js';
 import { loginAt } from '../helpers/stack.js';
 

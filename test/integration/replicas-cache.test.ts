@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { SimulatorServer } from '../../src/runtime/simulator-server.js';
+import type { SimulatorServer } from '../../src/simulator/server.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import type { CapturedLog } from '../helpers/recorders.js';
 import { startReplicas as startGateways } from '../helpers/replicas.js';

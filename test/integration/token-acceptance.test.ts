@@ -2,7 +2,7 @@
 // spellings of the signature and tokens of removed clients get 401, on the app and on the Node hit path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startNodeGateway, type RunningGateway } from '../../src/runtime/node-gateway.js';
+import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { CLIENTS, loginAt, startStack, type Stack } from '../helpers/stack.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

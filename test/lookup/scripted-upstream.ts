@@ -1,7 +1,7 @@
 // A scripted upstream loader for the lookup cache's tests (answer, hold, or fail each load) and telemetry that
 // records what the cache reported.
 import { GatewayError } from '../../src/errors.js';
-import type { LoadedAnswer } from '../../src/lookup/lookup-cache.js';
+import type { LoadedAnswer } from '../../src/lookup/types.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../../src/observability/telemetry.js';
 
 export const listed = (what: string, name = 'Hartley Zoë'): string =>

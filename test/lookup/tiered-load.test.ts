@@ -6,7 +6,7 @@ import { createLookupCache, type LookupCacheOptions } from '../../src/lookup/loo
 import { createLookupService } from '../../src/lookup/lookup-service.js';
 import type { SharedTierOptions } from '../../src/lookup/tiered-load.js';
 import type { LookupTier } from '../../src/shared-state/lookup-tier.js';
-import { createMemoryLookupTier } from '../../src/shared-state/memory-lookup-tier.js';
+import { createMemoryLookupTier } from '../../src/shared-state/memory/lookup-tier.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
 import { captureLogger } from '../helpers/recorders.js';

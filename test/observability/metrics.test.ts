@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { Registry, register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { metricSourcesOf } from '../../src/observability/metric-sources.js';
+import { metricSourcesOf } from '../../src/metric-sources.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));

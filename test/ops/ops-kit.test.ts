@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createNodeMetrics } from '../../src/runtime/node-metrics.js';
+import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
 import { systemClock } from '../../src/clock.js';
 import { typeCheckK8s, validateComposeSchema, validateK8sSchema, type K8sObject } from '../helpers/manifest-checks.js';
 import { checkRequirement, fileRequirement, type Requirement } from '../helpers/requires.js';
@@ -159,7 +159,7 @@ describe('Kubernetes manifests (config/k8s/)', () => {
   const objects = readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) => parseAllDocuments(readFileSync(dir + f, 'utf8')).map((d) => d.toJS() as K8sObject));
-  const byKind = (kind: string) => objects.find((o) => o.kind === kind) as K8sObject & Record<string, any>;
+  const byKind = (kind: string) => objects.find((o) => o.kind === kind) as K8sObject & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- a parsed manifest
 
   it('are a Deployment, a Service, a PodDisruptionBudget and a ConfigMap, each valid by the Kubernetes 1.27 schema', async () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
@@ -186,7 +186,7 @@ describe('Kubernetes manifests (config/k8s/)', () => {
     expect(deployment.spec.selector.matchLabels).toEqual(labels);
     expect(byKind('Service').spec.selector).toEqual(labels);
     expect(byKind('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
-    const secretNames = container.env.filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => e.name).sort();
+    const secretNames = (container.env as { name: string; valueFrom?: { secretKeyRef?: unknown } }[]).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort();
     expect(secretNames).toEqual(['GATEWAY_CLIENTS', 'GATEWAY_TOKEN_SECRET', 'LOG_HASH_KEY', 'METRICS_TOKEN', 'REDIS_URL', 'UPSTREAM_CLIENT_SECRET']);
     for (const name of secretNames) expect(Object.keys(byKind('ConfigMap').data)).not.toContain(name);
     expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(byKind('ConfigMap').data.SHUTDOWN_TIMEOUT_SECONDS));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { noopTelemetry, type RateLimitScope } from '../../src/observability/telemetry.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createConsoleRateLimiter, rateLimitHeaders } from '../../src/rate-limit/console-limiter.js';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 
 const limiter = (perAddress: number, total: number, limited: RateLimitScope[] = []) =>
   createConsoleRateLimiter({

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { noopTelemetry } from '../../src/observability/telemetry.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from '../../src/shared-state/fallback-counter-store.js';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
 import { captureLogger } from '../helpers/recorders.js';

@@ -1,7 +1,7 @@
 // The per-process implementations of the token-store and counter-store ports.
 import { describe, expect, it } from 'vitest';
-import { createMemoryCounterStore } from '../../src/shared-state/memory-counter-store.js';
-import { createMemoryTokenStore } from '../../src/shared-state/memory-token-store.js';
+import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
+import { createMemoryTokenStore } from '../../src/shared-state/memory/token-store.js';
 
 describe('memory token store', () => {
   const token = (n: number, now: number) => ({ token: `t${n}`, obtainedAt: now, expiresAt: now + 60_000 });

@@ -1,6 +1,6 @@
 // The simulator served on a real loopback port, driven with global fetch.
 import { describe, it, expect } from 'vitest';
-import { startSimulatorServer } from '../../src/runtime/simulator-server.js';
+import { startSimulatorServer } from '../../src/simulator/server.js';
 import { SAMPLE_NUMBERS } from '../../src/simulator/directory.js';
 
 describe('startSimulatorServer', () => {

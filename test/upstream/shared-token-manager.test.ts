@@ -2,7 +2,7 @@
 // fake upstream token endpoint counting logins, and the memory token store standing in for Redis.
 import { describe, expect, it } from 'vitest';
 import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
-import { createMemoryTokenStore } from '../../src/shared-state/memory-token-store.js';
+import { createMemoryTokenStore } from '../../src/shared-state/memory/token-store.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
 import type { TokenStore } from '../../src/shared-state/token-store.js';

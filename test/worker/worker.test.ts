@@ -2,7 +2,7 @@
 // and the console with its filter, device check and per-isolate memory limiter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startSimulatorServer, type SimulatorServer } from '../../src/runtime/simulator-server.js';
+import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
 import { PHONES } from '../console/user-agents.js';
 import { openSocket, parseRawResponse } from '../helpers/raw-http.js';

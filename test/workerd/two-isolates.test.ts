@@ -2,7 +2,7 @@
 // deployment: what DESIGN.md's "one deployment, one truth" promises on Workers, end to end through the app.
 import { abortAllDurableObjects, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { AnalyticsEngineDataPoint } from '../../src/runtime/workers-bindings.js';
+import type { AnalyticsEngineDataPoint } from '../../src/runtime/workers/bindings.js';
 import { DESKTOPS } from '../console/user-agents.js';
 import { isolate, simulator } from './control.js';
 

@@ -1,0 +1,42 @@
+// Demo mode: with no upstream configured, the simulator runs on a loopback port and a demo client is made up,
+// so a newcomer can log in and search at once. Never in production.
+import { randomBytes } from 'node:crypto';
+import type { EnvSource } from '../../config.js';
+import { sha256Hex } from '../../auth/client-registry.js';
+import { startSimulatorServer } from '../../simulator/server.js';
+
+export interface DemoSetup {
+  env: EnvSource;
+  clientId: string;
+  clientSecret: string;
+  simulatorUrl: string;
+  close(): Promise<void>;
+}
+
+export const DEMO_CLIENT_ID = 'demo-client';
+const DEMO_UPSTREAM_CLIENT = 'gateway-demo';
+
+export async function startDemo(env: EnvSource): Promise<DemoSetup> {
+  const upstreamSecret = randomBytes(24).toString('base64url');
+  const simulator = await startSimulatorServer({ clients: { [DEMO_UPSTREAM_CLIENT]: upstreamSecret }, host: '127.0.0.1', port: 0 });
+  const clientSecret = randomBytes(24).toString('base64url');
+  const demoClients = `${DEMO_CLIENT_ID}:${await sha256Hex(clientSecret)}`;
+  return {
+    env: {
+      ...env,
+      UPSTREAM_AUTH_URL: simulator.url,
+      UPSTREAM_BASE_URL: simulator.url,
+      UPSTREAM_CLIENT_ID: DEMO_UPSTREAM_CLIENT,
+      UPSTREAM_CLIENT_SECRET: upstreamSecret,
+      GATEWAY_TOKEN_SECRET: env.GATEWAY_TOKEN_SECRET || randomBytes(32).toString('base64url'),
+      GATEWAY_CLIENTS: env.GATEWAY_CLIENTS ? `${env.GATEWAY_CLIENTS},${demoClients}` : demoClients,
+      GATEWAY_ADMIN_CLIENTS: env.GATEWAY_ADMIN_CLIENTS ? `${env.GATEWAY_ADMIN_CLIENTS},${DEMO_CLIENT_ID}` : DEMO_CLIENT_ID,
+      DEFAULT_REGION: env.DEFAULT_REGION || 'GB',
+      CONSOLE_PROVIDER: env.CONSOLE_PROVIDER || 'swissdir',
+    },
+    clientId: DEMO_CLIENT_ID,
+    clientSecret,
+    simulatorUrl: simulator.url,
+    close: simulator.close,
+  };
+}

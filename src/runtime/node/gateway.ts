@@ -1,0 +1,194 @@
+// Starts the gateway on Node from an environment: demo mode when no upstream is configured, then the
+// services, the app and an HTTP server. Used by the entry point and by the integration tests.
+import { getRequestListener, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import { createSearchHitPath } from '../../routes/search-hit-path.js';
+import { createNodeDocsAssets } from './docs-assets.js';
+import { withSearchHitPath } from './hit-path.js';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../app.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
+import type { Logger } from '../../observability/logger.js';
+import { metricSourcesOf } from '../../metric-sources.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import { createServices, type Services } from '../../services.js';
+import type { UpstreamHttp } from '../../upstream/http.js';
+import { startDemo, type DemoSetup } from './demo.js';
+import { createNodeHttp } from './http.js';
+import { createNodeLogger } from './logger.js';
+import { createNodeMetrics, startMetricsServer, type MetricsServer } from './metrics.js';
+import { createNodeRedis } from '../redis/client.js';
+import { createRedisCounterStore } from '../redis/counter-store.js';
+import { createRedisLookupTier } from '../redis/lookup-tier.js';
+import { createRedisTokenStore } from '../redis/token-store.js';
+import { closeGracefully, type CloseResult } from './shutdown.js';
+
+export interface NodeGatewayOptions {
+  /** False: every request goes through the Hono app (tests compare both paths). */
+  hitPath?: boolean;
+  logger?: Logger;
+  clock?: Clock;
+  http?: UpstreamHttp;
+  /** Default: a fresh registry with Node's default metrics. */
+  metrics?: GatewayMetrics;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  config: Config;
+  services: Services;
+  server: ServerType;
+  demo: DemoSetup | null;
+  /** Set when METRICS_PORT serves /metrics on a port of its own. */
+  metricsServer: MetricsServer | null;
+  /**
+   * Stops accepting, lets in-flight requests finish within `timeoutMs` (default SHUTDOWN_TIMEOUT_SECONDS),
+   * cuts what is still running after that, then releases the upstream pool and demo simulator.
+   */
+  close(options?: { timeoutMs?: number }): Promise<CloseResult>;
+}
+
+export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
+  let config = parseConfig(env);
+  let demo: DemoSetup | null = null;
+  if (!config.upstream) {
+    if (env.NODE_ENV === 'production') {
+      throw new ConfigError('UPSTREAM_AUTH_URL', 'demo mode is refused when NODE_ENV=production: set UPSTREAM_AUTH_URL, UPSTREAM_BASE_URL, UPSTREAM_CLIENT_ID and UPSTREAM_CLIENT_SECRET');
+    }
+    demo = await startDemo(env);
+    config = parseConfig(demo.env);
+  }
+
+  const logger = options.logger ?? createNodeLogger(config.log.level);
+  const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
+  const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? createNodeMetrics(clock);
+  const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
+  await redis?.ready(2000);
+  // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
+  const lookupTier =
+    redis && config.gatewayTokens.secret
+      ? createRedisLookupTier({
+          client: redis.client,
+          subscriber: redis.duplicate({ autoResubscribe: false }),
+          keyPrefix: config.redis.keyPrefix,
+          secret: config.gatewayTokens.secret,
+          clock,
+          maxEntryBytes: config.sharedCache.maxEntryBytes,
+          logger,
+        })
+      : undefined;
+  await lookupTier?.ready(2000);
+  const services = await createServices(config, {
+    http,
+    clock,
+    logger,
+    telemetry: metrics.telemetry,
+    metrics,
+    peerAddress: (c) => getConnInfo(c).remote.address,
+    requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
+    // Limits, quotas and the budget hold for every replica sharing this Redis.
+    counters: redis ? createRedisCounterStore({ client: redis.client, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock }) : undefined,
+    lookupTier,
+    tokenStore:
+      redis && config.upstream && config.gatewayTokens.secret
+        ? createRedisTokenStore({
+            client: redis.client,
+            keyPrefix: config.redis.keyPrefix,
+            clientId: config.upstream.clientId,
+            secret: config.gatewayTokens.secret,
+            timeoutMs: config.redis.timeoutMs,
+            // The holder's login may take the upstream timeout; publishing it one more Redis command.
+            leaseMs: config.upstream.timeoutMs + 2 * config.redis.timeoutMs,
+            clock,
+          })
+        : undefined,
+    syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
+    docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
+  });
+  metrics.watch(metricSourcesOf(services));
+  const app = createApp(services);
+
+  const listener = getRequestListener(app.fetch, { hostname: config.host });
+  const server = createServer(
+    {
+      // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
+      // checks them every second instead of every 30 s, so the bounds hold to about a second.
+      headersTimeout: config.http.headersTimeoutSeconds * 1000,
+      requestTimeout: config.http.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1000,
+    },
+    options.hitPath === false ? listener : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
+  );
+  // Connections beyond the cap are closed as they arrive.
+  server.maxConnections = config.http.maxConnections;
+  try {
+    await listen(server, config.port, config.host);
+  } catch (err) {
+    await settledWithin(http.close?.(), 1000);
+    await redis?.close();
+    await demo?.close();
+    throw err;
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const metricsServer =
+    config.metrics.port > 0 ? await startMetricsServer(metrics, { port: config.metrics.port, host: config.host, token: config.metrics.token }) : null;
+  logger.info({ event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null }, 'gateway listening');
+
+  return {
+    url,
+    port,
+    config,
+    services,
+    server,
+    demo,
+    metricsServer,
+    async close(closeOptions = {}) {
+      const timeoutMs = closeOptions.timeoutMs ?? config.shutdownTimeoutSeconds * 1000;
+      const deadline = Date.now() + timeoutMs;
+      const [result] = await Promise.all([
+        closeGracefully(server, timeoutMs),
+        metricsServer ? closeGracefully(metricsServer.server, timeoutMs) : undefined,
+      ]);
+      // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
+      await settledWithin(http.close?.(), deadline - Date.now());
+      lookupTier?.close();
+      await redis?.close();
+      await demo?.close();
+      return result;
+    },
+  };
+}
+
+/** Listens, turning the usual failures (port taken, not allowed) into one line that names the port. */
+function listen(server: ServerType, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (${where}): stop the other process or set PORT to a free port`));
+      else if (err.code === 'EACCES') reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set PORT`));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
+      else reject(err);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (work === undefined) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  return Promise.race([work.then(() => undefined, () => undefined), bound]).finally(() => clearTimeout(timer));
+}

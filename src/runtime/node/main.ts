@@ -1,0 +1,66 @@
+// The Node entry point: reads process.env, starts the gateway, prints the demo walk-through, stops on signals.
+import { ConfigError } from '../../config.js';
+import { startNodeGateway } from './gateway.js';
+
+async function main(): Promise<void> {
+  const gateway = await startNodeGateway(process.env);
+  if (gateway.demo) {
+    const { clientId, clientSecret } = gateway.demo;
+    const base = `http://localhost:${gateway.port}`;
+    process.stdout.write(
+      [
+        '',
+        'callerid-gateway is running in DEMO MODE against its built-in simulator (fictional data).',
+        `  demo client id:     ${clientId}`,
+        `  demo client secret: ${clientSecret}`,
+        `  console:            ${base}/console`,
+        '',
+        'Try it (paste into a shell):',
+        `  TOKEN=$(curl -s -X POST ${base}/token/login -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
+        `  curl -s "${base}/v2/contacts/search?what=020%207946%200001" -H "Authorization: Bearer $TOKEN"`,
+        '',
+      ].join('\n'),
+    );
+  }
+  const { logger } = gateway.services;
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting without waiting for in-flight requests');
+      logger.flush?.();
+      process.exit(1);
+    }
+    stopping = true;
+    const timeoutMs = gateway.config.shutdownTimeoutSeconds * 1000;
+    logger.info({ event: 'shutdown', signal, timeoutMs }, 'shutting down: no new connections, finishing in-flight requests');
+    // Should releasing the upstream pool itself hang, the process still ends shortly after the bound.
+    setTimeout(() => {
+      logger.warn({ event: 'shutdown_overrun' }, 'shutdown did not finish in time; exiting');
+      logger.flush?.();
+      process.exit(0);
+    }, timeoutMs + 5_000).unref();
+    gateway.close({ timeoutMs }).then(
+      ({ forced }) => {
+        logger.info({ event: 'stopped', forced }, forced ? 'stopped; requests still running at the bound were cut' : 'stopped after in-flight requests finished');
+        logger.flush?.();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ event: 'shutdown_failed', error: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
+        logger.flush?.();
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`callerid-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  process.exit(1);
+});

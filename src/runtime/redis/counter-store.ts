@@ -1,0 +1,106 @@
+// The counter store in Redis (Node replicas): one count per key for the deployment. `consume` is one Lua
+// script, so the check and the count are atomic across replicas and a refusal counts nothing.
+import type { Redis } from 'ioredis';
+import type { Clock } from '../../clock.js';
+import type { CounterDecision, CounterState, CounterStore } from '../../shared-state/counter-store.js';
+import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
+
+export interface RedisCounterStoreOptions {
+  client: Redis;
+  /** REDIS_KEY_PREFIX; keys are `${keyPrefix}:ctr:${key}`. */
+  keyPrefix: string;
+  /** REDIS_TIMEOUT_MS: a command without an answer after this long is a StoreUnavailableError. */
+  timeoutMs: number;
+  clock: Clock;
+}
+
+// A key without a TTL (PTTL -1, never written by us) or missing (-2) is a window not yet open.
+// Returns {allowed, count, pttl}.
+const CONSUME = `
+local points = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local ttl = redis.call('PTTL', KEYS[1])
+local count = 0
+local opens = ttl <= 0
+if opens then ttl = window else count = tonumber(redis.call('GET', KEYS[1]) or '0') end
+if count + points > limit then return {0, count, ttl} end
+if opens then
+  redis.call('SET', KEYS[1], points, 'PX', window)
+else
+  redis.call('INCRBY', KEYS[1], points)
+end
+return {1, count + points, ttl}
+`;
+
+// Adds without a limit (negative: a refund), never below 0; opens the window if none is open. Returns {count, pttl}.
+const ADD = `
+local points = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then
+  local count = math.max(0, points)
+  redis.call('SET', KEYS[1], count, 'PX', window)
+  return {count, window}
+end
+local count = redis.call('INCRBY', KEYS[1], points)
+if count < 0 then
+  redis.call('SET', KEYS[1], 0, 'PX', ttl)
+  count = 0
+end
+return {count, ttl}
+`;
+
+const GET = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return nil end
+return {tonumber(redis.call('GET', KEYS[1]) or '0'), ttl}
+`;
+
+interface CounterCommands {
+  calleridCounterConsume(key: string, points: number, limit: number, windowMs: number): Promise<[number, number, number]>;
+  calleridCounterAdd(key: string, points: number, windowMs: number): Promise<[number, number]>;
+  calleridCounterGet(key: string): Promise<[number, number] | null>;
+}
+
+export function createRedisCounterStore(options: RedisCounterStoreOptions): CounterStore {
+  const { client, keyPrefix, timeoutMs, clock } = options;
+  // defineCommand sends EVALSHA and loads the script on NOSCRIPT by itself (a restarted Redis included).
+  client.defineCommand('calleridCounterConsume', { numberOfKeys: 1, lua: CONSUME });
+  client.defineCommand('calleridCounterAdd', { numberOfKeys: 1, lua: ADD });
+  client.defineCommand('calleridCounterGet', { numberOfKeys: 1, lua: GET });
+  const commands = client as unknown as CounterCommands;
+  const keyOf = (key: string) => `${keyPrefix}:ctr:${key}`;
+
+  /** Bounds one command by REDIS_TIMEOUT_MS whatever the client's own settings, and names every failure alike. */
+  async function bounded<T>(command: () => Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailableError('counter', `redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([command(), timeout]);
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
+      throw new StoreUnavailableError('counter', `redis counter command failed: ${err instanceof Error ? err.message.slice(0, 200) : 'unknown'}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    kind: 'redis',
+    async consume(key, points, limit, windowMs): Promise<CounterDecision> {
+      const [allowed, count, ttl] = await bounded(() => commands.calleridCounterConsume(keyOf(key), points, Math.min(limit, Number.MAX_SAFE_INTEGER), Math.max(1, Math.ceil(windowMs))));
+      return { allowed: allowed === 1, count, resetAt: clock() + ttl };
+    },
+    async add(key, points, windowMs): Promise<CounterState> {
+      const [count, ttl] = await bounded(() => commands.calleridCounterAdd(keyOf(key), points, Math.max(1, Math.ceil(windowMs))));
+      return { count, resetAt: clock() + ttl };
+    },
+    async get(key) {
+      const found = await bounded(() => commands.calleridCounterGet(keyOf(key)));
+      return found === null ? null : { count: found[0], resetAt: clock() + found[1] };
+    },
+  };
+}

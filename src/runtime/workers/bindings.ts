@@ -1,0 +1,73 @@
+// Structural types of the Workers bindings the gateway uses (Durable Objects, Analytics Engine, the request's
+// execution context), narrowed to the members called, and the RPC surfaces of the gateway's own Durable Objects;
+// only the Workers runtime files import them.
+import type { UpstreamOutcome } from '../../observability/telemetry.js';
+import type { CounterDecision, CounterState } from '../../shared-state/counter-store.js';
+import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
+
+export interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+  passThroughOnException?(): void;
+}
+
+export interface DurableObjectStorage {
+  get<T>(key: string): Promise<T | undefined>;
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  deleteAll(): Promise<void>;
+  getAlarm(): Promise<number | null>;
+  setAlarm(scheduledTime: number): Promise<void>;
+  deleteAlarm(): Promise<void>;
+}
+
+export interface DurableObjectState {
+  readonly storage: DurableObjectStorage;
+  blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;
+}
+
+/** Opaque: derived from a name, safe to keep across requests (unlike a stub, which belongs to one request). */
+export interface DurableObjectId {
+  toString(): string;
+}
+
+export interface DurableObjectNamespace<Rpc> {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): Rpc;
+}
+
+export interface AnalyticsEngineDataPoint {
+  indexes?: string[];
+  blobs?: (string | null)[];
+  doubles?: number[];
+}
+
+export interface AnalyticsEngineDataset {
+  writeDataPoint(point: AnalyticsEngineDataPoint): void;
+}
+
+/** What a refresh asks for (the port's options without the wait, which the isolate's timeout covers). */
+export interface TokenWanted {
+  newerThan: number | null;
+  validForMs: number;
+}
+
+/** Crosses the RPC boundary as data: a thrown error would lose its outcome on the way to the isolate. */
+export type TokenRefreshResult =
+  | { ok: true; token: SharedToken }
+  | { ok: false; outcome: UpstreamOutcome; message: string; status: number | null; retryAt: number | null };
+
+/** The RPC surface isolates call (through token-store.ts). */
+export interface UpstreamTokenObjectRpc {
+  read(clientId: string): Promise<SharedToken | null>;
+  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshResult>;
+  dropIfCurrent(clientId: string, generation: number): Promise<boolean>;
+  offer(clientId: string, token: ObtainedToken): Promise<SharedToken | null>;
+}
+
+/** The RPC surface isolates call (through counter-store.ts). */
+export interface CounterObjectRpc {
+  consume(points: number, limit: number, windowMs: number): Promise<CounterDecision>;
+  add(points: number, windowMs: number): Promise<CounterState>;
+  get(): Promise<CounterState | null>;
+}
+

@@ -1,0 +1,75 @@
+// Reads the Worker's bindings: the shared configuration (same names as on Node) plus the Workers-only settings
+// and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
+import { z } from 'zod';
+import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
+import type { AnalyticsEngineDataset, CounterObjectRpc, DurableObjectNamespace, UpstreamTokenObjectRpc } from './bindings.js';
+
+/** Binding names, as `wrangler.toml` declares them. */
+export const BINDINGS = { token: 'UPSTREAM_TOKEN', counters: 'COUNTERS', analytics: 'ANALYTICS' } as const;
+
+export interface WorkerSettings {
+  config: Config & { upstream: NonNullable<Config['upstream']> };
+  /** How long an isolate waits for a Durable Object before it falls back to its own state. */
+  durableObjectTimeoutMs: number;
+  /** Host of the synthetic URLs the Cache API tier stores lookups under; undefined: the request's own host. */
+  lookupCacheHost: string | undefined;
+  /** `off` keeps lookups in each isolate's memory only. */
+  lookupCacheApi: boolean;
+  tokenObjects: DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined;
+  counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
+  analytics: AnalyticsEngineDataset | undefined;
+}
+
+const schema = z.object({
+  DURABLE_OBJECT_TIMEOUT_MS: z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)
+    .pipe(z.number().int().min(50, 'must be at least 50').max(30_000, 'must be at most 30000')).default(1_000),
+  LOOKUP_CACHE_HOST: z.string().trim().regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)').optional(),
+  LOOKUP_CACHE_API: z.enum(['on', 'off']).default('on'),
+});
+
+export function stringBindings(env: Record<string, unknown>): EnvSource {
+  const out: EnvSource = {};
+  for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
+  return out;
+}
+
+const isNamespace = (v: unknown): boolean => typeof v === 'object' && v !== null && typeof (v as { idFromName?: unknown }).idFromName === 'function';
+
+/** Throws a ConfigError naming the first wrong variable or binding. */
+export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings {
+  const strings = stringBindings(env);
+  const config = parseConfig(strings);
+  if (!config.upstream) {
+    throw new ConfigError('UPSTREAM_AUTH_URL', 'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)');
+  }
+  const input: EnvSource = {};
+  for (const key of Object.keys(schema.shape)) if (strings[key]) input[key] = strings[key];
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  for (const name of [BINDINGS.token, BINDINGS.counters]) {
+    if (env[name] !== undefined && !isNamespace(env[name])) throw new ConfigError(name, 'must be a Durable Object namespace binding');
+  }
+  const analytics = env[BINDINGS.analytics];
+  if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
+    throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
+  }
+  return {
+    // The shared stores' deadline (REDIS_TIMEOUT_MS on Node) is the Durable Object one here: a round trip to an
+    // object in another region takes far longer than one to a Redis beside the replicas.
+    config: {
+      ...config,
+      upstream: config.upstream,
+      metrics: { ...config.metrics, port: 0 },
+      redis: { ...config.redis, timeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS },
+    },
+    durableObjectTimeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS,
+    lookupCacheHost: parsed.data.LOOKUP_CACHE_HOST,
+    lookupCacheApi: parsed.data.LOOKUP_CACHE_API === 'on',
+    tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
+    counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
+    analytics: analytics as AnalyticsEngineDataset | undefined,
+  };
+}
