@@ -40,7 +40,7 @@ const forbidden = [
   {
     name: 'redis-alone',
     severity: 'error',
-    comment: 'The Redis adapters know nothing of Node\'s server or of Workers.',
+    comment: "The Redis adapters know nothing of Node's server or of Workers.",
     from: { path: '^src/runtime/redis/' },
     to: { path: '^src/runtime/(node|workers)/' },
   },
@@ -80,7 +80,10 @@ module.exports = {
     exclude: { path: '\\.d\\.ts$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };

@@ -12,7 +12,10 @@ export default defineConfig({
       // node:process is missing from its list of workerd built-ins. Wrangler's own bundle has no such problem.
       name: 'workerd-process-shim',
       enforce: 'pre',
-      resolveId: (id: string) => (id === 'process' || id === 'node:process' ? fileURLToPath(new URL('./test/workerd/process-shim.cjs', import.meta.url)) : null),
+      resolveId: (id: string) =>
+        id === 'process' || id === 'node:process'
+          ? fileURLToPath(new URL('./test/workerd/process-shim.cjs', import.meta.url))
+          : null,
     },
     cloudflareTest(({ inject }) => ({
       main: './src/runtime/workers/main.ts',

@@ -15,14 +15,19 @@ export const LOAD_CORE = '1';
 export const log = (line) => process.stderr.write(`${line}\n`);
 
 export function createHarness() {
-  const canPin = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  const canPin =
+    process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   const pinned = (core, cmd, args) => (canPin ? ['taskset', ['-c', core, cmd, ...args]] : [cmd, args]);
   const children = [];
   const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 
   function startChild(script, env, core = SERVER_CORE) {
     const [cmd, args] = pinned(core, process.execPath, ['--expose-gc', join(here, script)]);
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = spawn(cmd, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     children.push(child);
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
@@ -59,7 +64,16 @@ export function createHarness() {
 
   /** Runs wrk (1 thread) with a Lua script; resolves with its BENCH_JSON summary. Asynchronous: the simulator lives here. */
   function wrk({ url, script, connections, seconds, env = {} }) {
-    const [cmd, args] = pinned(LOAD_CORE, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA, script), url]);
+    const [cmd, args] = pinned(LOAD_CORE, 'wrk', [
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--timeout',
+      '5s',
+      '-s',
+      join(LUA, script),
+      url,
+    ]);
     return new Promise((resolve, reject) => {
       const proc = spawn(cmd, args, { env: { ...process.env, BENCH_LUA_DIR: LUA, ...env } });
       let out = '';
@@ -105,9 +119,13 @@ export function benchGatewayEnv(simulatorUrl) {
 /** Builds dist/ with tsc unless `--no-build`; the bench runs the built gateway. */
 export function build() {
   log('building dist/ (tsc -p tsconfig.build.json)');
-  const built = process.argv.includes('--no-build') ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
-  if (built.status !== 0) log(`tsc reported errors (emitting anyway):\n${built.stdout.split('\n').slice(0, 5).join('\n')}`);
-  if (!existsSync(join(root, 'dist/runtime/node/gateway.js'))) throw new Error('dist/runtime/node/gateway.js missing after build');
+  const built = process.argv.includes('--no-build')
+    ? { status: 0 }
+    : spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0)
+    log(`tsc reported errors (emitting anyway):\n${built.stdout.split('\n').slice(0, 5).join('\n')}`);
+  if (!existsSync(join(root, 'dist/runtime/node/gateway.js')))
+    throw new Error('dist/runtime/node/gateway.js missing after build');
 }
 
 /**
@@ -121,13 +139,20 @@ export function buildBaseline(ref) {
   }
   const dir = mkdtempSync(join(tmpdir(), 'callerid-baseline-'));
   log(`building the baseline ${ref} in ${dir}`);
-  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
+  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], {
+    encoding: 'utf8',
+  });
   if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
   // Its own runtime dependencies, from its own lockfile (a dependency may have come or gone since); this
   // checkout's tsc and type packages build it (type errors there do not stop tsc from emitting the same JS).
-  const install = spawnSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, encoding: 'utf8' });
+  const install = spawnSync(
+    'npm',
+    ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+    { cwd: dir, encoding: 'utf8' },
+  );
   if (install.status !== 0) throw new Error(`npm ci in the baseline ${ref} failed: ${install.stderr.slice(0, 500)}`);
-  if (!existsSync(join(dir, 'node_modules/@types'))) symlinkSync(join(root, 'node_modules/@types'), join(dir, 'node_modules/@types'));
+  if (!existsSync(join(dir, 'node_modules/@types')))
+    symlinkSync(join(root, 'node_modules/@types'), join(dir, 'node_modules/@types'));
   spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
   if (!existsSync(join(dir, 'dist/runtime/node/gateway.js'))) throw new Error(`the baseline ${ref} did not build`);
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,19 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, table } from './harness.mjs';
+import {
+  arg,
+  BENCH_CLIENT_SECRET,
+  BENCH_UPSTREAM_CLIENTS,
+  benchGatewayEnv,
+  build,
+  buildBaseline,
+  createHarness,
+  LOAD_CORE,
+  log,
+  median,
+  table,
+} from './harness.mjs';
 
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '3'));
@@ -27,8 +39,13 @@ const prefix = `bench-hit-${process.pid}`;
 const env = benchGatewayEnv(simulator.url);
 const servers = {};
 servers['this build'] = await startChild('servers/gateway.mjs', { ...env, REDIS_URL: '' });
-servers['this build, REDIS_URL'] = await startChild('servers/gateway.mjs', { ...env, REDIS_URL, REDIS_KEY_PREFIX: prefix });
-if (baselineScript !== null) servers[`before (${beforeRef})`] = await startChild(baselineScript, { ...env, REDIS_URL: '' });
+servers['this build, REDIS_URL'] = await startChild('servers/gateway.mjs', {
+  ...env,
+  REDIS_URL,
+  REDIS_KEY_PREFIX: prefix,
+});
+if (baselineScript !== null)
+  servers[`before (${beforeRef})`] = await startChild(baselineScript, { ...env, REDIS_URL: '' });
 
 const hitPath = `/v2/contacts/search?what=${encodeURIComponent(HIT_NUMBER)}`;
 const tokens = {};
@@ -36,7 +53,11 @@ let body;
 for (const [name, s] of Object.entries(servers)) {
   const login = await fetch(`${s.url}/token/login`, {
     method: 'POST',
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: 'bench',
+      client_secret: BENCH_CLIENT_SECRET,
+    }),
   });
   tokens[name] = (await login.json()).access_token;
   const first = await fetch(`${s.url}${hitPath}`, { headers: { authorization: `Bearer ${tokens[name]}` } });
@@ -45,31 +66,71 @@ for (const [name, s] of Object.entries(servers)) {
 }
 const bodyFile = join(mkdtempSync(join(tmpdir(), 'callerid-bench-')), 'body.json');
 writeFileSync(bodyFile, body);
-servers['bare node:http'] = await startChild('servers/bare-node.mjs', { BENCH_BODY_FILE: bodyFile, BENCH_NUMBER: HIT_NUMBER });
+servers['bare node:http'] = await startChild('servers/bare-node.mjs', {
+  BENCH_BODY_FILE: bodyFile,
+  BENCH_NUMBER: HIT_NUMBER,
+});
 tokens['bare node:http'] = '';
 
 const names = Object.keys(servers);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
-for (const name of names) await wrk({ url: servers[name].url, script: 'fixed.lua', connections: 50, seconds: 1, env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] } });
+for (const name of names)
+  await wrk({
+    url: servers[name].url,
+    script: 'fixed.lua',
+    connections: 50,
+    seconds: 1,
+    env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] },
+  });
 for (let round = 0; round < ROUNDS; round++) {
   const order = round % 2 === 0 ? names : [...names].reverse();
   log(`hit c=50 round ${round + 1}/${ROUNDS}: ${order.join(', ')}`);
   for (const name of order) {
     const s = servers[name];
-    runs[name].push(await withCpu(s.child.pid, () => wrk({ url: s.url, script: 'fixed.lua', connections: 50, seconds: SECONDS, env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] } })));
+    runs[name].push(
+      await withCpu(s.child.pid, () =>
+        wrk({
+          url: s.url,
+          script: 'fixed.lua',
+          connections: 50,
+          seconds: SECONDS,
+          env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] },
+        }),
+      ),
+    );
   }
 }
 
 const summary = Object.fromEntries(
-  names.map((n) => [n, { rps: median(runs[n].map((r) => r.rps)), p50: median(runs[n].map((r) => r.p50)), p99: median(runs[n].map((r) => r.p99)), cpu: median(runs[n].map((r) => r.cpuPerReq)), bad: runs[n].reduce((k, r) => k + r.errors + r.non2xx, 0) }]),
+  names.map((n) => [
+    n,
+    {
+      rps: median(runs[n].map((r) => r.rps)),
+      p50: median(runs[n].map((r) => r.p50)),
+      p99: median(runs[n].map((r) => r.p99)),
+      cpu: median(runs[n].map((r) => r.cpuPerReq)),
+      bad: runs[n].reduce((k, r) => k + r.errors + r.non2xx, 0),
+    },
+  ]),
 );
 const before = baselineScript === null ? undefined : summary[`before (${beforeRef})`];
 const bare = summary['bare node:http'];
 const ratio = (a, b) => (b === undefined ? '' : `${(a / b).toFixed(2)}x`);
-const rows = [['hit c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'req/s vs before', 'req/s vs bare node', 'non-2xx/errors']];
+const rows = [
+  ['hit c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'req/s vs before', 'req/s vs bare node', 'non-2xx/errors'],
+];
 for (const n of names) {
   const s = summary[n];
-  rows.push([n, s.rps.toFixed(0), (s.p50 / 1000).toFixed(2), (s.p99 / 1000).toFixed(2), s.cpu.toFixed(1), before && n !== 'bare node:http' ? ratio(s.rps, before.rps) : '', n === 'bare node:http' ? '' : ratio(s.rps, bare.rps), String(s.bad)]);
+  rows.push([
+    n,
+    s.rps.toFixed(0),
+    (s.p50 / 1000).toFixed(2),
+    (s.p99 / 1000).toFixed(2),
+    s.cpu.toFixed(1),
+    before && n !== 'bare node:http' ? ratio(s.rps, before.rps) : '',
+    n === 'bare node:http' ? '' : ratio(s.rps, bare.rps),
+    String(s.bad),
+  ]);
 }
 process.stdout.write(
   `\nhit path at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, alternating order (${new Date().toISOString()}, node ${process.version}; ` +

@@ -4,7 +4,21 @@
 // directory, built with this checkout's tsc and node_modules). Rounds alternate the three so drift on a shared machine
 // hits all alike; the table has medians: p50, p99, the p50 the gateway adds over the direct call, and its CPU per miss.
 import { spawnSync } from 'node:child_process';
-import { arg, BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, buildBaseline, createHarness, LOAD_CORE, log, median, SERVER_CORE, syntheticDirectory, table } from './harness.mjs';
+import {
+  arg,
+  BENCH_CLIENT_SECRET,
+  BENCH_UPSTREAM_CLIENTS,
+  benchGatewayEnv,
+  build,
+  buildBaseline,
+  createHarness,
+  LOAD_CORE,
+  log,
+  median,
+  SERVER_CORE,
+  syntheticDirectory,
+  table,
+} from './harness.mjs';
 
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '3'));
@@ -18,49 +32,92 @@ if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdi
 const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 
-
 // Each run takes fresh numbers from its own block: a c=1 run stays well under 4,000 requests a second.
 const STEP = 4000 * SECONDS;
 const RUNS = 3 + ROUNDS * 3;
-const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS, directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(STEP * RUNS, PROVIDERS.swissdir)] });
-const loginAt = async (url, body, headers = {}) => (await (await fetch(`${url}/token/login`, { method: 'POST', headers, body })).json()).access_token;
+const simulator = await startSimulatorServer({
+  clients: BENCH_UPSTREAM_CLIENTS,
+  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(STEP * RUNS, PROVIDERS.swissdir)],
+});
+const loginAt = async (url, body, headers = {}) =>
+  (await (await fetch(`${url}/token/login`, { method: 'POST', headers, body })).json()).access_token;
 const gateways = { after: await startChild('servers/gateway.mjs', benchGatewayEnv(simulator.url)) };
 if (baselineScript !== undefined) gateways.before = await startChild(baselineScript, benchGatewayEnv(simulator.url));
 const tokens = {};
 for (const [name, g] of Object.entries(gateways)) {
-  tokens[name] = await loginAt(g.url, new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }));
+  tokens[name] = await loginAt(
+    g.url,
+    new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }),
+  );
 }
 const simToken = await loginAt(
   simulator.url,
-  new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench-gateway', client_secret: BENCH_UPSTREAM_CLIENTS['bench-gateway'] }),
+  new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: 'bench-gateway',
+    client_secret: BENCH_UPSTREAM_CLIENTS['bench-gateway'],
+  }),
   { 'content-type': 'application/x-www-form-urlencoded' },
 );
 
 // As in run.mjs: the simulator (this process) sits on the server core for the c=1 latency.
 if (canPin) spawnSync('taskset', ['-cp', SERVER_CORE, String(process.pid)], { stdio: 'ignore' });
 let next = 0;
-const env = (token) => ({ BENCH_START: String((next += STEP) - STEP), BENCH_LIMIT: '0', BENCH_TOKEN: token, BENCH_BASE_PATH: '/v2/contacts/search' });
+const env = (token) => ({
+  BENCH_START: String((next += STEP) - STEP),
+  BENCH_LIMIT: '0',
+  BENCH_TOKEN: token,
+  BENCH_BASE_PATH: '/v2/contacts/search',
+});
 const runs = { direct: [], after: [], before: [] };
-for (const [name, g] of Object.entries(gateways)) await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
+for (const [name, g] of Object.entries(gateways))
+  await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
 for (let round = 0; round < ROUNDS; round++) {
-  log(`miss c=1 round ${round + 1}/${ROUNDS}: simulator directly, this build${gateways.before ? `, ${beforeRef}` : ''}`);
-  runs.direct.push(await withCpu(process.pid, () => wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(simToken) })));
+  log(
+    `miss c=1 round ${round + 1}/${ROUNDS}: simulator directly, this build${gateways.before ? `, ${beforeRef}` : ''}`,
+  );
+  runs.direct.push(
+    await withCpu(process.pid, () =>
+      wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(simToken) }),
+    ),
+  );
   const order = round % 2 === 0 ? Object.keys(gateways) : Object.keys(gateways).reverse();
   for (const name of order) {
     const g = gateways[name];
-    runs[name].push(await withCpu(g.child.pid, () => wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(tokens[name]) })));
+    runs[name].push(
+      await withCpu(g.child.pid, () =>
+        wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(tokens[name]) }),
+      ),
+    );
   }
 }
 
 const ms = (us) => (us / 1000).toFixed(3);
 const direct50 = median(runs.direct.map((r) => r.p50));
 const rows = [['miss c=1', 'p50 ms', 'p99 ms', 'added p50 ms', 'CPU µs/miss', 'errors']];
-rows.push(['simulator directly', ms(direct50), ms(median(runs.direct.map((r) => r.p99))), '', `${median(runs.direct.map((r) => r.cpuPerReq)).toFixed(0)} (simulator)`, '']);
-for (const [name, label] of [['after', 'gateway (this build)'], ['before', `gateway (${beforeRef})`]]) {
+rows.push([
+  'simulator directly',
+  ms(direct50),
+  ms(median(runs.direct.map((r) => r.p99))),
+  '',
+  `${median(runs.direct.map((r) => r.cpuPerReq)).toFixed(0)} (simulator)`,
+  '',
+]);
+for (const [name, label] of [
+  ['after', 'gateway (this build)'],
+  ['before', `gateway (${beforeRef})`],
+]) {
   if (runs[name].length === 0) continue;
   const r = runs[name];
   const p50 = median(r.map((x) => x.p50));
-  rows.push([label, ms(p50), ms(median(r.map((x) => x.p99))), ms(p50 - direct50), median(r.map((x) => x.cpuPerReq)).toFixed(0), String(r.reduce((n, x) => n + x.errors + x.non2xx, 0))]);
+  rows.push([
+    label,
+    ms(p50),
+    ms(median(r.map((x) => x.p99))),
+    ms(p50 - direct50),
+    median(r.map((x) => x.cpuPerReq)).toFixed(0),
+    String(r.reduce((n, x) => n + x.errors + x.non2xx, 0)),
+  ]);
 }
 process.stdout.write(
   `\nmiss path at 1 connection, medians of ${ROUNDS} rounds of ${SECONDS} s (${new Date().toISOString()}, node ${process.version}; targets: added p50 <= 0.50 ms, CPU/miss half of the before)\n` +

@@ -5,7 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, LOAD_CORE, log } from './harness.mjs';
+import {
+  BENCH_CLIENT_SECRET,
+  BENCH_UPSTREAM_CLIENTS,
+  benchGatewayEnv,
+  build,
+  createHarness,
+  LOAD_CORE,
+  log,
+} from './harness.mjs';
 import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -29,7 +37,10 @@ const { Redis } = await import('ioredis');
 // --- the stream: 300 numbers (every listed one, the rest unlisted from the same fiction range), Zipf-ranked ---------
 const rnd = seededRandom(20251121);
 const listed = createDirectoryIndex().numbers();
-const unlisted = shuffle(Array.from({ length: 1000 }, (_, i) => `+442079460${String(i).padStart(3, '0')}`).filter((n) => !listed.includes(n)), rnd);
+const unlisted = shuffle(
+  Array.from({ length: 1000 }, (_, i) => `+442079460${String(i).padStart(3, '0')}`).filter((n) => !listed.includes(n)),
+  rnd,
+);
 const ranked = shuffle([...listed, ...unlisted].slice(0, RANKS), rnd);
 const pick = zipfPicker(ranked, ZIPF_S, rnd);
 const stream = Array.from({ length: REQUESTS }, pick);
@@ -39,12 +50,20 @@ const distinct = new Set(stream).size;
 const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS });
 const prefix = `bench-${randomUUID()}`;
 const gatewayEnv = { ...benchGatewayEnv(simulator.url), LOG_LEVEL: 'warn', REDIS_URL: '' };
-log(`starting the simulator, one gateway without Redis and three replicas on ${REDIS_URL.replace(/\/\/.*@/, '//')} (prefix ${prefix})`);
+log(
+  `starting the simulator, one gateway without Redis and three replicas on ${REDIS_URL.replace(/\/\/.*@/, '//')} (prefix ${prefix})`,
+);
 const single = await startChild('servers/gateway.mjs', gatewayEnv);
-const replicas = await Promise.all([0, 1, 2].map(() => startChild('servers/gateway.mjs', { ...gatewayEnv, REDIS_URL, REDIS_KEY_PREFIX: prefix })));
+const replicas = await Promise.all(
+  [0, 1, 2].map(() => startChild('servers/gateway.mjs', { ...gatewayEnv, REDIS_URL, REDIS_KEY_PREFIX: prefix })),
+);
 const login = await fetch(`${single.url}/token/login`, {
   method: 'POST',
-  body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }),
+  body: new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: 'bench',
+    client_secret: BENCH_CLIENT_SECRET,
+  }),
 });
 const token = (await login.json()).access_token;
 
@@ -58,9 +77,14 @@ async function drive(urls) {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < stream.length) {
         const i = next++;
-        const res = await fetch(`${urls[i % urls.length]}/v2/contacts/search?what=${encodeURIComponent(stream[i])}`, { headers: { authorization: `Bearer ${token}` } });
+        const res = await fetch(`${urls[i % urls.length]}/v2/contacts/search?what=${encodeURIComponent(stream[i])}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
         await res.arrayBuffer();
-        const kind = res.status === 200 ? (res.headers.get('cache-status') ?? '').replace(/^callerid-gateway; /, '').replace(/; ttl=-?\d+/, '') : `status ${res.status}`;
+        const kind =
+          res.status === 200
+            ? (res.headers.get('cache-status') ?? '').replace(/^callerid-gateway; /, '').replace(/; ttl=-?\d+/, '')
+            : `status ${res.status}`;
         kinds[kind] = (kinds[kind] ?? 0) + 1;
       }
     }),
@@ -69,7 +93,9 @@ async function drive(urls) {
   return { searchCalls, tokenCalls, kinds, seconds: (performance.now() - t0) / 1000 };
 }
 
-log(`cost: ${REQUESTS} requests over ${distinct} distinct numbers (Zipf s=${ZIPF_S} over ${RANKS}), ${CONCURRENCY} at a time: one process`);
+log(
+  `cost: ${REQUESTS} requests over ${distinct} distinct numbers (Zipf s=${ZIPF_S} over ${RANKS}), ${CONCURRENCY} at a time: one process`,
+);
 // Token logins are counted from the start (each gateway logs in on its first miss), so reset only the search counts.
 const one = await drive([single.url]);
 log('cost: the same stream round robin over three replicas sharing Redis');
@@ -86,7 +112,10 @@ const fallbacks = (
 
 // --- hit path: REDIS_URL set vs not, alternated so drift on the shared machine hits both alike --------------------------
 const hitPath = `/v2/contacts/search?what=${encodeURIComponent(HIT_NUMBER)}`;
-for (const server of [single, replicas[0]]) await fetch(`${server.url}${hitPath}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer());
+for (const server of [single, replicas[0]])
+  await fetch(`${server.url}${hitPath}`, { headers: { authorization: `Bearer ${token}` } }).then((r) =>
+    r.arrayBuffer(),
+  );
 const hit = { without: [], with: [] };
 for (let round = 0; round < HIT_ROUNDS; round++) {
   for (const [name, server] of [
@@ -96,7 +125,11 @@ for (let round = 0; round < HIT_ROUNDS; round++) {
     log(`hit path, round ${round + 1}: ${name} REDIS_URL`);
     const env = { BENCH_PATH: hitPath, BENCH_TOKEN: token };
     await wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: 1, env });
-    hit[name].push(await withCpu(server.child.pid, () => wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: HIT_SECONDS, env })));
+    hit[name].push(
+      await withCpu(server.child.pid, () =>
+        wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: HIT_SECONDS, env }),
+      ),
+    );
   }
 }
 const sum = (runs, f) => runs.reduce((a, r) => a + f(r), 0);
@@ -120,9 +153,27 @@ redis.disconnect();
 // --- report --------------------------------------------------------------------------------------------------------------
 const rows = [
   ['measure', '1 process', '3 replicas + Redis', 'ratio', 'note'],
-  ['upstream search calls', one.searchCalls, three.searchCalls, `${(three.searchCalls / one.searchCalls).toFixed(3)}x`, `target <= 1.02x; ${distinct} distinct numbers in the stream; ${fallbacks} lookup(s) went on without Redis (timeout or error)`],
-  ['upstream token logins', one.tokenCalls, three.tokenCalls, `${(three.tokenCalls / Math.max(1, one.tokenCalls)).toFixed(2)}x`, 'target: 1 for the deployment (shared token: token branch)'],
-  ['answers (Cache-Status)', fmtKinds(one.kinds), fmtKinds(three.kinds), '', `${REQUESTS} requests each; ${one.seconds.toFixed(1)} s vs ${three.seconds.toFixed(1)} s`],
+  [
+    'upstream search calls',
+    one.searchCalls,
+    three.searchCalls,
+    `${(three.searchCalls / one.searchCalls).toFixed(3)}x`,
+    `target <= 1.02x; ${distinct} distinct numbers in the stream; ${fallbacks} lookup(s) went on without Redis (timeout or error)`,
+  ],
+  [
+    'upstream token logins',
+    one.tokenCalls,
+    three.tokenCalls,
+    `${(three.tokenCalls / Math.max(1, one.tokenCalls)).toFixed(2)}x`,
+    'target: 1 for the deployment (shared token: token branch)',
+  ],
+  [
+    'answers (Cache-Status)',
+    fmtKinds(one.kinds),
+    fmtKinds(three.kinds),
+    '',
+    `${REQUESTS} requests each; ${one.seconds.toFixed(1)} s vs ${three.seconds.toFixed(1)} s`,
+  ],
   [
     'hit path req/s (50 conn.)',
     `${rps(hit.without).toFixed(0)} (${cpu(hit.without).toFixed(1)} µs CPU/req, p99 ${p99(hit.without).toFixed(2)} ms)`,

@@ -7,7 +7,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, LOAD_CORE, log, root, SERVER_CORE, syntheticDirectory } from './harness.mjs';
+import {
+  BENCH_CLIENT_SECRET,
+  BENCH_UPSTREAM_CLIENTS,
+  benchGatewayEnv,
+  build,
+  createHarness,
+  here,
+  LOAD_CORE,
+  log,
+  root,
+  SERVER_CORE,
+  syntheticDirectory,
+} from './harness.mjs';
 
 const quick = process.argv.includes('--quick');
 const HIT_SECONDS = quick ? 3 : 6;
@@ -27,7 +39,6 @@ if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdi
 
 const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
-
 
 // --- set-up ---------------------------------------------------------------------------------------------------
 const started = Date.now();
@@ -64,12 +75,19 @@ for (const [name, server, tok] of [
   log(`hit path: ${name}`);
   const env = { BENCH_PATH: hitPath, BENCH_TOKEN: tok };
   await wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: WARM_SECONDS, env });
-  hit[name] = await withCpu(server.child.pid, () => wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: HIT_SECONDS, env }));
+  hit[name] = await withCpu(server.child.pid, () =>
+    wrk({ url: server.url, script: 'fixed.lua', connections: 50, seconds: HIT_SECONDS, env }),
+  );
 }
 const baseline = await ask(gateway.child, 'memory');
 if (process.argv.includes('--hit-only')) {
-  for (const [name, r] of Object.entries(hit)) log(`${name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${(r.p50 / 1000).toFixed(2)} ms  p99 ${(r.p99 / 1000).toFixed(2)} ms  ${r.cpuPerReq.toFixed(1)} µs CPU/req`);
-  log(`gateway/bare node ${(hit.gateway.rps / hit['bare node:http'].rps).toFixed(2)}x (CPU ${(hit['bare node:http'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)  gateway/bare Hono ${(hit.gateway.rps / hit['bare Hono'].rps).toFixed(2)}x (CPU ${(hit['bare Hono'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)`);
+  for (const [name, r] of Object.entries(hit))
+    log(
+      `${name.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${(r.p50 / 1000).toFixed(2)} ms  p99 ${(r.p99 / 1000).toFixed(2)} ms  ${r.cpuPerReq.toFixed(1)} µs CPU/req`,
+    );
+  log(
+    `gateway/bare node ${(hit.gateway.rps / hit['bare node:http'].rps).toFixed(2)}x (CPU ${(hit['bare node:http'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)  gateway/bare Hono ${(hit.gateway.rps / hit['bare Hono'].rps).toFixed(2)}x (CPU ${(hit['bare Hono'].cpuPerReq / hit.gateway.cpuPerReq).toFixed(2)}x)`,
+  );
   for (const child of children) child.send({ type: 'stop' });
   await simulator.close();
   process.exit(0);
@@ -89,7 +107,11 @@ const simToken = (
     await fetch(`${simulator.url}/token/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench-gateway', client_secret: 'bench-upstream-secret' }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'bench-gateway',
+        client_secret: 'bench-upstream-secret',
+      }),
     })
   ).json()
 ).access_token;
@@ -100,19 +122,49 @@ log('miss path: 1 connection, simulator directly, then through the gateway');
 // then the client crosses cores once each way on both paths, and the difference is what the gateway adds
 // rather than two extra cross-core wake-ups (the simulator stands for an upstream on another host).
 if (canPin) spawnSync('taskset', ['-cp', SERVER_CORE, String(process.pid)], { stdio: 'ignore' });
-miss.directC1 = await withCpu(process.pid, () => wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, simToken) }));
-miss.gatewayC1 = await withCpu(gateway.child.pid, () => wrk({ url: gateway.url, script: 'distinct.lua', connections: 1, seconds: MISS_SECONDS, env: missEnv(LOW_START, token) }));
+miss.directC1 = await withCpu(process.pid, () =>
+  wrk({
+    url: simulator.url,
+    script: 'distinct.lua',
+    connections: 1,
+    seconds: MISS_SECONDS,
+    env: missEnv(LOW_START, simToken),
+  }),
+);
+miss.gatewayC1 = await withCpu(gateway.child.pid, () =>
+  wrk({
+    url: gateway.url,
+    script: 'distinct.lua',
+    connections: 1,
+    seconds: MISS_SECONDS,
+    env: missEnv(LOW_START, token),
+  }),
+);
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 log('miss path: 50 connections, simulator directly, then through the gateway (which starts filling the cache)');
-miss.directC50 = await wrk({ url: simulator.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, simToken) });
+miss.directC50 = await wrk({
+  url: simulator.url,
+  script: 'distinct.lua',
+  connections: 50,
+  seconds: MISS_SECONDS,
+  env: missEnv(0, simToken),
+});
 simulator.controls.resetStats();
-miss.gatewayC50 = await withCpu(gateway.child.pid, () => wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, token) }));
+miss.gatewayC50 = await withCpu(gateway.child.pid, () =>
+  wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: MISS_SECONDS, env: missEnv(0, token) }),
+);
 
 // --- memory: fill to FILL_NUMBERS distinct numbers --------------------------------------------------------------
 const filledSoFar = miss.gatewayC50.requests;
 if (filledSoFar < FILL_NUMBERS) {
   log(`memory: caching ${FILL_NUMBERS - filledSoFar} more distinct numbers`);
-  await wrk({ url: gateway.url, script: 'distinct.lua', connections: 50, seconds: 120, env: missEnv(filledSoFar, token, FILL_NUMBERS - filledSoFar) });
+  await wrk({
+    url: gateway.url,
+    script: 'distinct.lua',
+    connections: 50,
+    seconds: 120,
+    env: missEnv(filledSoFar, token, FILL_NUMBERS - filledSoFar),
+  });
 }
 const fillCalls = simulator.controls.stats().searchCalls;
 const filled = await ask(gateway.child, 'memory');
@@ -133,7 +185,9 @@ const statuses = await Promise.all(
           { agent, headers: { authorization: `Bearer ${token}` } },
           (res) => {
             res.resume();
-            res.on('end', () => resolve(`${res.statusCode} ${String(res.headers['cache-status']).replace(/; ttl=.*/, '')}`));
+            res.on('end', () =>
+              resolve(`${res.statusCode} ${String(res.headers['cache-status']).replace(/; ttl=.*/, '')}`),
+            );
           },
         );
         req.on('error', reject);
@@ -151,7 +205,12 @@ for (const s of statuses) coalesceKinds[s] = (coalesceKinds[s] ?? 0) + 1;
 log('transports: global fetch vs undici vs node:http, client on core 0, bare server on core 1');
 const transportServer = await startChild('servers/bare-node.mjs', bareEnv, LOAD_CORE);
 const transport = await new Promise((resolve, reject) => {
-  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [join(here, 'transport.mjs'), transportServer.url, HIT_NUMBER, quick ? '1' : '1.5']);
+  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [
+    join(here, 'transport.mjs'),
+    transportServer.url,
+    HIT_NUMBER,
+    quick ? '1' : '1.5',
+  ]);
   const proc = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
@@ -173,16 +232,48 @@ const cpu = (r) => `${r.cpuPerReq.toFixed(1)} µs CPU/req`;
 row('hit: gateway', `${g.rps.toFixed(0)} req/s`, ms(g.p50), ms(g.p99), `${cpu(g)}; ${g.non2xx + g.errors} errors`);
 row('hit: bare node:http (Map)', `${n.rps.toFixed(0)} req/s`, ms(n.p50), ms(n.p99), cpu(n));
 row('hit: bare Hono (Map)', `${h.rps.toFixed(0)} req/s`, ms(h.p50), ms(h.p99), cpu(h));
-row('hit: gateway / bare node', `${(g.rps / n.rps).toFixed(2)}x req/s`, '', `${(g.p99 / n.p99).toFixed(2)}x p99`, `${(n.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req; target >= 0.85x, p99 <= 1.5x`);
-row('hit: gateway / bare Hono', `${(g.rps / h.rps).toFixed(2)}x req/s`, '', `${(g.p99 / h.p99).toFixed(2)}x p99`, `${(h.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req`);
-row('hit: bare Hono / bare node', `${(h.rps / n.rps).toFixed(2)}x req/s`, '', `${(h.p99 / n.p99).toFixed(2)}x p99`, `${(n.cpuPerReq / h.cpuPerReq).toFixed(2)}x by CPU/req: the adapter's own cost`);
+row(
+  'hit: gateway / bare node',
+  `${(g.rps / n.rps).toFixed(2)}x req/s`,
+  '',
+  `${(g.p99 / n.p99).toFixed(2)}x p99`,
+  `${(n.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req; target >= 0.85x, p99 <= 1.5x`,
+);
+row(
+  'hit: gateway / bare Hono',
+  `${(g.rps / h.rps).toFixed(2)}x req/s`,
+  '',
+  `${(g.p99 / h.p99).toFixed(2)}x p99`,
+  `${(h.cpuPerReq / g.cpuPerReq).toFixed(2)}x by CPU/req`,
+);
+row(
+  'hit: bare Hono / bare node',
+  `${(h.rps / n.rps).toFixed(2)}x req/s`,
+  '',
+  `${(h.p99 / n.p99).toFixed(2)}x p99`,
+  `${(n.cpuPerReq / h.cpuPerReq).toFixed(2)}x by CPU/req: the adapter's own cost`,
+);
 const { directC1: d1, gatewayC1: g1, directC50: d50, gatewayC50: g50 } = miss;
 row('miss c=1: simulator directly', `${d1.rps.toFixed(0)} req/s`, ms(d1.p50), ms(d1.p99), `simulator ${cpu(d1)}`);
 row('miss c=1: through the gateway', `${g1.rps.toFixed(0)} req/s`, ms(g1.p50), ms(g1.p99), `gateway ${cpu(g1)}`);
 row('miss c=1: added by the gateway', '', ms(g1.p50 - d1.p50), ms(g1.p99 - d1.p99), 'target p50 <= 0.50 ms');
 row('miss c=50: simulator directly', `${d50.rps.toFixed(0)} req/s`, ms(d50.p50), ms(d50.p99), '');
-row('miss c=50: through the gateway', `${g50.rps.toFixed(0)} req/s`, ms(g50.p50), ms(g50.p99), `gateway ${cpu(g50)}; ${g50.non2xx + g50.errors} errors`);
-row(`coalescing: ${COALESCE_REQUESTS} concurrent, 1 number`, `${coalesceCalls} upstream call(s)`, '', '', `target 1; ${coalesceSeconds.toFixed(2)} s; ${Object.entries(coalesceKinds).map(([k, v]) => `${v}x ${k.replace('callerid-gateway; ', '')}`).join(', ')}`);
+row(
+  'miss c=50: through the gateway',
+  `${g50.rps.toFixed(0)} req/s`,
+  ms(g50.p50),
+  ms(g50.p99),
+  `gateway ${cpu(g50)}; ${g50.non2xx + g50.errors} errors`,
+);
+row(
+  `coalescing: ${COALESCE_REQUESTS} concurrent, 1 number`,
+  `${coalesceCalls} upstream call(s)`,
+  '',
+  '',
+  `target 1; ${coalesceSeconds.toFixed(2)} s; ${Object.entries(coalesceKinds)
+    .map(([k, v]) => `${v}x ${k.replace('callerid-gateway; ', '')}`)
+    .join(', ')}`,
+);
 const grown = filled.rss - baseline.rss;
 row(
   `memory: after ${FILL_NUMBERS} distinct numbers`,
@@ -192,7 +283,13 @@ row(
   `+${MiB(grown)} MiB over baseline ${MiB(baseline.rss)} MiB; limit CACHE_MAX_BYTES ${MiB(filled.maxBytes)} + 64 MiB; ${filled.entries} entries, ${MiB(filled.bytes)} MiB counted, heap used +${MiB(filled.heapUsed - baseline.heapUsed)} MiB, heap committed +${MiB(filled.heapTotal - baseline.heapTotal)} MiB, external +${MiB(filled.external - baseline.external)} MiB; ${fillCalls} upstream calls`,
 );
 for (const [name, r] of Object.entries(transport)) {
-  row(`upstream transport: ${name}`, `${r.c50.rps.toFixed(0)} req/s c=50`, r.c1.p50.toFixed(3), r.c1.p99.toFixed(3), `${r.c1.rps.toFixed(0)} req/s c=1 (latency at c=1)`);
+  row(
+    `upstream transport: ${name}`,
+    `${r.c50.rps.toFixed(0)} req/s c=50`,
+    r.c1.p50.toFixed(3),
+    r.c1.p99.toFixed(3),
+    `${r.c1.rps.toFixed(0)} req/s c=1 (latency at c=1)`,
+  );
 }
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
 const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
@@ -208,7 +305,11 @@ await simulator.close();
 // The replicas scenario (bench/replicas.mjs) is part of the bench: its own processes, after these are gone.
 if (!process.argv.includes('--no-replicas')) {
   await new Promise((resolve) => setTimeout(resolve, 500));
-  spawnSync(process.execPath, [join(here, 'replicas.mjs'), '--no-build', ...process.argv.slice(2).filter((a) => a === '--quick')], { cwd: root, stdio: 'inherit' });
+  spawnSync(
+    process.execPath,
+    [join(here, 'replicas.mjs'), '--no-build', ...process.argv.slice(2).filter((a) => a === '--quick')],
+    { cwd: root, stdio: 'inherit' },
+  );
 }
 // Before and after, side by side in one run (bench/hit.mjs, bench/miss.mjs): this build beside the build of an earlier
 // commit, by default d61eb6a (the single-process gateway, before shared state, the cost guard and hardening);
@@ -217,7 +318,13 @@ const beforeAt = Math.max(process.argv.indexOf('--before'), process.argv.indexOf
 const beforeRef = beforeAt === -1 ? 'd61eb6a' : process.argv[beforeAt + 1];
 if (!process.argv.includes('--no-before')) {
   const short = quick ? ['--rounds', '1', '--seconds', '2'] : [];
-  spawnSync(process.execPath, [join(here, 'hit.mjs'), '--no-build', '--before', beforeRef, ...short], { cwd: root, stdio: 'inherit' });
-  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', beforeRef, ...short], { cwd: root, stdio: 'inherit' });
+  spawnSync(process.execPath, [join(here, 'hit.mjs'), '--no-build', '--before', beforeRef, ...short], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', beforeRef, ...short], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 }
 setTimeout(() => process.exit(0), 500).unref();

@@ -4,7 +4,15 @@
 // Bounded: 20 s of load (--quick: 8 s), 16 requests in flight, all to 127.0.0.1.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_CLIENT_SECRET, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, log } from './harness.mjs';
+import {
+  BENCH_CLIENT_SECRET,
+  BENCH_UPSTREAM_CLIENTS,
+  benchGatewayEnv,
+  build,
+  createHarness,
+  here,
+  log,
+} from './harness.mjs';
 import { renderChart } from './svg-chart.mjs';
 import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
 
@@ -36,13 +44,25 @@ simulator.controls.setFaults({ latencyMs: UPSTREAM_LATENCY_MS });
 const gateway = await startChild('servers/gateway.mjs', { ...benchGatewayEnv(simulator.url), LOG_LEVEL: 'warn' });
 const login = await fetch(`${gateway.url}/token/login`, {
   method: 'POST',
-  body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }),
+  body: new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: 'bench',
+    client_secret: BENCH_CLIENT_SECRET,
+  }),
 });
 const token = (await login.json()).access_token;
 const headers = { authorization: `Bearer ${token}` };
 
-log(`${SECONDS} s of Zipf traffic (s = ${ZIPF_S}, ${RANKS} numbers, ${CONCURRENCY} in flight, upstream latency ${UPSTREAM_LATENCY_MS} ms)`);
-const buckets = Array.from({ length: SECONDS }, () => ({ requests: 0, fromCache: 0, latencies: [], upstream: 0, errors: 0 }));
+log(
+  `${SECONDS} s of Zipf traffic (s = ${ZIPF_S}, ${RANKS} numbers, ${CONCURRENCY} in flight, upstream latency ${UPSTREAM_LATENCY_MS} ms)`,
+);
+const buckets = Array.from({ length: SECONDS }, () => ({
+  requests: 0,
+  fromCache: 0,
+  latencies: [],
+  upstream: 0,
+  errors: 0,
+}));
 const start = performance.now();
 const end = start + SECONDS * 1000;
 const upstreamAt = [simulator.controls.stats().searchCalls];
@@ -81,7 +101,9 @@ const errors = buckets.reduce((n, b) => n + b.errors, 0);
 
 console.log('second  requests  from-cache%  upstream-calls  p50-ms  p99-ms');
 buckets.forEach((b, s) =>
-  console.log(`${String(s + 1).padStart(6)}  ${String(b.requests).padStart(8)}  ${hitRatio[s].toFixed(1).padStart(11)}  ${String(upstream[s]).padStart(14)}  ${p50[s].toFixed(2).padStart(6)}  ${p99[s].toFixed(2).padStart(6)}`),
+  console.log(
+    `${String(s + 1).padStart(6)}  ${String(b.requests).padStart(8)}  ${hitRatio[s].toFixed(1).padStart(11)}  ${String(upstream[s]).padStart(14)}  ${p50[s].toFixed(2).padStart(6)}  ${p99[s].toFixed(2).padStart(6)}`,
+  ),
 );
 console.log(`errors: ${errors}; distinct numbers called upstream: ${upstreamAt.at(-1) - upstreamAt[0]}`);
 
@@ -93,7 +115,12 @@ writeFileSync(
     xLabel: 'seconds since the first request',
     x,
     panels: [
-      { title: 'Answers from the cache', unit: '%', max: 100, series: [{ name: 'hit ratio', color: '#1d6b3c', values: hitRatio }] },
+      {
+        title: 'Answers from the cache',
+        unit: '%',
+        max: 100,
+        series: [{ name: 'hit ratio', color: '#1d6b3c', values: hitRatio }],
+      },
       {
         title: 'Per second: requests answered and upstream calls made',
         unit: '',

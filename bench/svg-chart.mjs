@@ -45,7 +45,9 @@ export function renderChart(chart) {
     for (let v = 0; v <= yTop + 1e-9; v += step) {
       const y = py(v).toFixed(1);
       out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y}" y2="${y}" stroke="#e3e8ef"/>`);
-      out.push(`<text x="${left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" fill="#5b6677">${esc(`${+v.toFixed(3)}${panel.unit}`)}</text>`);
+      out.push(
+        `<text x="${left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" fill="#5b6677">${esc(`${+v.toFixed(3)}${panel.unit}`)}</text>`,
+      );
     }
     out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${py(0)}" y2="${py(0)}" stroke="#8a9ab3"/>`);
     panel.series.forEach((s, k) => {
@@ -53,17 +55,27 @@ export function renderChart(chart) {
         .map((x, j) => [x, s.values[j]])
         .filter(([, v]) => Number.isFinite(v))
         .map(([x, v]) => `${px(x).toFixed(1)},${py(Math.min(v, yTop)).toFixed(1)}`);
-      out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round" points="${points.join(' ')}"/>`);
+      out.push(
+        `<polyline fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round" points="${points.join(' ')}"/>`,
+      );
       const ly = y0 + 14 + k * 18;
-      out.push(`<line x1="${left + plotWidth + 14}" x2="${left + plotWidth + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="3"/>`);
-      out.push(`<text x="${left + plotWidth + 40}" y="${ly}" dominant-baseline="middle" fill="#1b2330">${esc(s.name)}</text>`);
+      out.push(
+        `<line x1="${left + plotWidth + 14}" x2="${left + plotWidth + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="3"/>`,
+      );
+      out.push(
+        `<text x="${left + plotWidth + 40}" y="${ly}" dominant-baseline="middle" fill="#1b2330">${esc(s.name)}</text>`,
+      );
     });
     const labelEvery = Math.max(1, Math.round((xMax - xMin) / 10));
     for (let x = xMin; x <= xMax; x += labelEvery) {
-      out.push(`<text x="${px(x).toFixed(1)}" y="${y0 + panelHeight + 14}" text-anchor="middle" fill="#5b6677">${x}</text>`);
+      out.push(
+        `<text x="${px(x).toFixed(1)}" y="${y0 + panelHeight + 14}" text-anchor="middle" fill="#5b6677">${x}</text>`,
+      );
     }
   });
-  out.push(`<text x="${left + plotWidth / 2}" y="${height - 6}" text-anchor="middle" fill="#5b6677">${esc(chart.xLabel)}</text>`);
+  out.push(
+    `<text x="${left + plotWidth / 2}" y="${height - 6}" text-anchor="middle" fill="#5b6677">${esc(chart.xLabel)}</text>`,
+  );
   out.push('</svg>');
   return out.join('\n') + '\n';
 }

@@ -8,7 +8,12 @@ const target = process.argv[2];
 const number = process.argv[3];
 const seconds = Number(process.argv[4] ?? 2);
 const url = `${target}/v2/contacts/search?what=${encodeURIComponent(number)}`;
-const req = { method: 'GET', url, headers: { authorization: 'Bearer bench', accept: 'application/json' }, timeoutMs: 3000 };
+const req = {
+  method: 'GET',
+  url,
+  headers: { authorization: 'Bearer bench', accept: 'application/json' },
+  timeoutMs: 3000,
+};
 
 /** The same UpstreamHttp contract over node:http, to measure it against undici. */
 function createNodeCoreHttp() {
@@ -16,13 +21,19 @@ function createNodeCoreHttp() {
   return {
     request(r) {
       return new Promise((resolve, reject) => {
-        const out = httpRequest(r.url, { method: r.method, headers: r.headers, agent, signal: AbortSignal.timeout(r.timeoutMs) }, (res) => {
-          res.setEncoding('utf8');
-          let body = '';
-          res.on('data', (chunk) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, body }));
-          res.on('error', reject);
-        });
+        const out = httpRequest(
+          r.url,
+          { method: r.method, headers: r.headers, agent, signal: AbortSignal.timeout(r.timeoutMs) },
+          (res) => {
+            res.setEncoding('utf8');
+            let body = '';
+            res.on('data', (chunk) => (body += chunk));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, body }),
+            );
+            res.on('error', reject);
+          },
+        );
         out.on('error', reject);
         out.end(r.body);
       });

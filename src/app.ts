@@ -67,15 +67,27 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.onError((err, c) => {
     const id = c.get('requestId') ?? crypto.randomUUID();
     if (err instanceof GatewayError) {
-      if (err.status >= 500) logger.warn({ event: 'request_failed', requestId: id, code: err.code, reason: err.message }, 'request failed');
+      if (err.status >= 500)
+        logger.warn({ event: 'request_failed', requestId: id, code: err.code, reason: err.message }, 'request failed');
       return problemResponse(err.code, err.message, id, err.headers, err.extensions);
     }
     if (err instanceof HTTPException && err.status < 500) {
       const code = statusToCode.get(err.status) ?? 'bad_request';
       return problemResponse(code, errorCodes[code].title, id, {});
     }
-    logger.error({ event: 'unhandled_error', requestId: id, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'unhandled error');
-    return problemResponse('internal', `An internal error occurred; please contact support and quote request id ${id}.`, id);
+    logger.error(
+      {
+        event: 'unhandled_error',
+        requestId: id,
+        err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+      },
+      'unhandled error',
+    );
+    return problemResponse(
+      'internal',
+      `An internal error occurred; please contact support and quote request id ${id}.`,
+      id,
+    );
   });
 
   return app;

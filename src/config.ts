@@ -28,7 +28,12 @@ function configErrorOf(problems: ConfigProblem[]): ConfigError {
   return new ConfigError(first!.variable, first!.problem, more);
 }
 
-const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'] as const;
+const UPSTREAM_VARS = [
+  'UPSTREAM_AUTH_URL',
+  'UPSTREAM_BASE_URL',
+  'UPSTREAM_CLIENT_ID',
+  'UPSTREAM_CLIENT_SECRET',
+] as const;
 
 // One message for every way a number can be wrong: it says what is allowed.
 const wholeNumber = (min: number, max: number) => {
@@ -59,14 +64,22 @@ const optionalText = z
 const idList = z
   .string()
   .optional()
-  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 
 const clientList = z
   .string()
   .optional()
   .transform((v, ctx) => {
     const clients = new Map<string, string>();
-    for (const entry of (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const m = /^([A-Za-z0-9._-]{1,64}):([0-9a-fA-F]{64})$/.exec(entry);
       if (!m) {
         ctx.addIssue({ code: 'custom', message: 'each entry must be id:sha256hex (64 hex digits)' });
@@ -87,7 +100,10 @@ const quotaList = z
   .optional()
   .transform((v, ctx) => {
     const quotas = new Map<string, number>();
-    for (const entry of (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const m = /^([A-Za-z0-9._-]{1,64}):(\d{1,12})$/.exec(entry);
       if (!m) {
         ctx.addIssue({ code: 'custom', message: 'each entry must be id:N (a whole number of upstream calls per day)' });
@@ -118,7 +134,12 @@ const schema = z.object({
   GATEWAY_TOKEN_PREVIOUS_SECRETS: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(secretKey)),
   GATEWAY_CLIENTS: clientList,
   GATEWAY_TOKEN_TTL_SECONDS: int(60, 31_536_000, 90_000),
@@ -135,7 +156,11 @@ const schema = z.object({
   CONSOLE_RATE_TOTAL: int(1, 10_000_000, 300),
   CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
   CONSOLE_RATE_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
-  CONSOLE_RATE_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid:console-rl'),
+  CONSOLE_RATE_KEY_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -')
+    .default('callerid:console-rl'),
   UPSTREAM_RESULTS_PATH: z.string().trim().min(1).default('results'),
   UPSTREAM_PROVIDER_PATH: z.string().trim().min(1).default('provider.id'),
   UPSTREAM_TOTAL_PATH: z.string().trim().min(1).default('total'),
@@ -146,7 +171,11 @@ const schema = z.object({
     .optional()
     .refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
     .transform((v) => (v ? v : undefined)),
-  REDIS_KEY_PREFIX: z.string().trim().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -').default('callerid'),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -')
+    .default('callerid'),
   REDIS_TIMEOUT_MS: int(10, 10_000, 250),
   CLIENT_RATE_PER_MINUTE: int(1, 10_000_000, 600),
   CLIENT_UPSTREAM_QUOTA_PER_DAY: optionalInt(0, 1_000_000_000),
@@ -168,8 +197,14 @@ const schema = z.object({
   CACHE_SHARED_FILL_WAIT_MS: int(0, 60_000, -1),
   CACHE_SHARED_MAX_ENTRY_BYTES: int(1024, 64 * 1024 ** 2, 256 * 1024),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  LOG_HASH_KEY: z.string().optional().transform((v) => (v ? v : undefined)),
-  METRICS_TOKEN: z.string().optional().transform((v) => (v ? v : undefined)),
+  LOG_HASH_KEY: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v : undefined)),
   METRICS_PORT: int(0, 65535, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
   REQUEST_MAX_BODY_BYTES: int(256, 1024 ** 2, 4096),
@@ -299,7 +334,10 @@ export function parseConfig(env: EnvSource): Config {
     for (const issue of result.error.issues) {
       const variable = String(issue.path[0] ?? 'environment');
       if (problems.some((p) => p.variable === variable)) continue;
-      problems.push({ variable, problem: issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message });
+      problems.push({
+        variable,
+        problem: issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message,
+      });
     }
     throw configErrorOf(problems);
   }
@@ -329,22 +367,36 @@ export function parseConfig(env: EnvSource): Config {
           maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
         };
   if (upstream && !e.GATEWAY_TOKEN_SECRET) {
-    problems.push({ variable: 'GATEWAY_TOKEN_SECRET', problem: 'is required (at least 32 bytes) when an upstream is configured' });
+    problems.push({
+      variable: 'GATEWAY_TOKEN_SECRET',
+      problem: 'is required (at least 32 bytes) when an upstream is configured',
+    });
   }
   if (upstream && e.GATEWAY_CLIENTS.size === 0) {
     problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
   }
-  const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find((id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id));
+  const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find(
+    (id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id),
+  );
   if (unknownQuota !== undefined && e.GATEWAY_CLIENTS.size > 0) {
-    problems.push({ variable: 'CLIENT_UPSTREAM_QUOTAS', problem: `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"` });
+    problems.push({
+      variable: 'CLIENT_UPSTREAM_QUOTAS',
+      problem: `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"`,
+    });
   }
   const unknownAdmin = e.GATEWAY_ADMIN_CLIENTS.find((id) => !e.GATEWAY_CLIENTS.has(id));
   if (unknownAdmin !== undefined && e.GATEWAY_CLIENTS.size > 0) {
-    problems.push({ variable: 'GATEWAY_ADMIN_CLIENTS', problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS` });
+    problems.push({
+      variable: 'GATEWAY_ADMIN_CLIENTS',
+      problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS`,
+    });
   }
   // Node refuses a headers timeout longer than the whole-request timeout.
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
-    problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_SECONDS', problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${e.HTTP_REQUEST_TIMEOUT_SECONDS})` });
+    problems.push({
+      variable: 'HTTP_HEADERS_TIMEOUT_SECONDS',
+      problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${e.HTTP_REQUEST_TIMEOUT_SECONDS})`,
+    });
   }
   if (problems.length > 0) throw configErrorOf(problems);
 
@@ -417,7 +469,12 @@ export function parseConfig(env: EnvSource): Config {
       failureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
     },
     lookupDeadlineMs: e.LOOKUP_DEADLINE_MS ?? e.UPSTREAM_TIMEOUT_MS,
-    cnam: { deadlineMs: e.CNAM_DEADLINE_MS, maxLength: e.CNAM_MAX_LENGTH, fallback: e.CNAM_FALLBACK, displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH },
+    cnam: {
+      deadlineMs: e.CNAM_DEADLINE_MS,
+      maxLength: e.CNAM_MAX_LENGTH,
+      fallback: e.CNAM_FALLBACK,
+      displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH,
+    },
     batch: { maxNumbers: e.BATCH_MAX_NUMBERS },
     docs: { enabled: e.DOCS_ENABLED === 'true' },
   };

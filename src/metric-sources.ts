@@ -12,7 +12,8 @@ export interface MetricSourceServices {
 export function metricSourcesOf(services: MetricSourceServices): MetricSources {
   const { upstreamTokens, lookupCache, guard } = services;
   const sources: MetricSources = { tokenStatus: () => upstreamTokens.status() };
-  if (lookupCache !== undefined) sources.cacheStats = () => ({ entries: lookupCache.entries, bytes: lookupCache.bytes });
+  if (lookupCache !== undefined)
+    sources.cacheStats = () => ({ entries: lookupCache.entries, bytes: lookupCache.bytes });
   if (guard !== undefined) sources.guardStatus = () => guard.status();
   return sources;
 }

@@ -111,7 +111,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     logger,
     store: runtime.tokenStore,
-    storeHealth: runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
+    storeHealth:
+      runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
     storeTimeoutMs: config.redis.timeoutMs,
   });
   const search = createSearchClient({
@@ -128,7 +129,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });
   // One health per shared store, shared by its users: one log line and one metric move per transition.
-  const counterHealth = runtime.counters ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry }) : undefined;
+  const counterHealth = runtime.counters
+    ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry })
+    : undefined;
   const countersWhenDown = (mode: CounterStoreErrorMode) =>
     counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters;
   const guard = createCostGuard({
@@ -155,7 +158,11 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     shared: runtime.lookupTier && sharedLookupTier(config, runtime, runtime.lookupTier, background),
   });
   const clients = createClientRegistry(config.clients);
-  const loginHasher = createKeyedHasher({ key: `login-throttle:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
+  const loginHasher = createKeyedHasher({
+    key: `login-throttle:${config.gatewayTokens.secret}`,
+    syncHmac: runtime.syncHmac,
+    memoSize: 10_000,
+  });
   const gatewayTokens = await createGatewayTokens({
     isRegistered: clients.has,
     secret: config.gatewayTokens.secret,
@@ -180,7 +187,11 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
-  const addressHasher = createKeyedHasher({ key: `console-rate-limit:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
+  const addressHasher = createKeyedHasher({
+    key: `console-rate-limit:${config.gatewayTokens.secret}`,
+    syncHmac: runtime.syncHmac,
+    memoSize: 10_000,
+  });
 
   return {
     config,
@@ -189,7 +200,10 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     metrics: runtime.metrics,
     numberHasher,
-    recordRequest: withRequestHook(createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }), runtime.onRequest),
+    recordRequest: withRequestHook(
+      createRequestRecorder({ logger, metrics: runtime.metrics, hasher: numberHasher }),
+      runtime.onRequest,
+    ),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     docsAssets: runtime.docsAssets,
@@ -208,7 +222,13 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     authenticateClient,
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({ cache: lookupCache, telemetry, othersFailure: guard.othersFailure, background, upstreamTimeoutMs: upstream.timeoutMs }),
+    lookup: createLookupService({
+      cache: lookupCache,
+      telemetry,
+      othersFailure: guard.othersFailure,
+      background,
+      upstreamTimeoutMs: upstream.timeoutMs,
+    }),
     lookupCache,
     counters,
     guard,
@@ -225,13 +245,27 @@ function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefi
 }
 
 /** The lookup cache's second tier: keys are keyed hashes under a key derived from the signing key, which replicas share. */
-function sharedLookupTier(config: Config, runtime: RuntimeDeps, tier: LookupTier, background: RunInBackground): SharedTierOptions {
-  const keys = createKeyedHasher({ key: `lookup-tier:${config.gatewayTokens.secret}`, syncHmac: runtime.syncHmac, memoSize: 10_000 });
+function sharedLookupTier(
+  config: Config,
+  runtime: RuntimeDeps,
+  tier: LookupTier,
+  background: RunInBackground,
+): SharedTierOptions {
+  const keys = createKeyedHasher({
+    key: `lookup-tier:${config.gatewayTokens.secret}`,
+    syncHmac: runtime.syncHmac,
+    memoSize: 10_000,
+  });
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? 0;
   return {
     tier,
     keyOf: (e164) => keys.hash(e164),
-    health: createStoreHealth({ store: 'lookup', kind: tier.kind, logger: runtime.logger, telemetry: runtime.telemetry }),
+    health: createStoreHealth({
+      store: 'lookup',
+      kind: tier.kind,
+      logger: runtime.logger,
+      telemetry: runtime.telemetry,
+    }),
     background,
     timeoutMs: config.redis.timeoutMs,
     fillWaitMs: config.sharedCache.fillWaitMs,

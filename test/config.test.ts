@@ -25,7 +25,12 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('configuration', () => {
   it('reads a full upstream configuration with defaults', () => {
     const c = parseConfig(full);
-    expect(c.upstream).toMatchObject({ authUrl: 'https://auth.example.test', clientId: 'gw', timeoutMs: 3000, expiresInUnit: 'seconds' });
+    expect(c.upstream).toMatchObject({
+      authUrl: 'https://auth.example.test',
+      clientId: 'gw',
+      timeoutMs: 3000,
+      expiresInUnit: 'seconds',
+    });
     expect(c.port).toBe(8080);
     expect(c.host).toBe('0.0.0.0');
     expect(c.gatewayTokens.ttlSeconds).toBe(90000);
@@ -34,11 +39,15 @@ describe('configuration', () => {
     expect(c.trustProxyHops).toBe(0);
   });
 
-  it('waits for another replica\'s fill as long as an upstream call by default, and takes both shared-cache settings', () => {
+  it("waits for another replica's fill as long as an upstream call by default, and takes both shared-cache settings", () => {
     expect(parseConfig(full).sharedCache).toEqual({ fillWaitMs: 3000, maxEntryBytes: 262_144 });
     expect(parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500' }).sharedCache.fillWaitMs).toBe(1500);
-    expect(parseConfig({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache).toEqual({ fillWaitMs: 0, maxEntryBytes: 4096 });
-    expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(/CACHE_SHARED_MAX_ENTRY_BYTES: must be a whole number from 1024 to /);
+    expect(
+      parseConfig({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache,
+    ).toEqual({ fillWaitMs: 0, maxEntryBytes: 4096 });
+    expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(
+      /CACHE_SHARED_MAX_ENTRY_BYTES: must be a whole number from 1024 to /,
+    );
   });
 
   it('is demo mode when no upstream variable is set', () => {
@@ -47,7 +56,11 @@ describe('configuration', () => {
 
   it.each([
     [{ ...full, UPSTREAM_CLIENT_SECRET: '' }, 'UPSTREAM_CLIENT_SECRET', /required/],
-    [{ UPSTREAM_AUTH_URL: 'https://a.test', UPSTREAM_CLIENT_ID: 'gw', UPSTREAM_CLIENT_SECRET: 's' }, 'UPSTREAM_BASE_URL', /required/],
+    [
+      { UPSTREAM_AUTH_URL: 'https://a.test', UPSTREAM_CLIENT_ID: 'gw', UPSTREAM_CLIENT_SECRET: 's' },
+      'UPSTREAM_BASE_URL',
+      /required/,
+    ],
     [{ ...full, UPSTREAM_BASE_URL: 'ftp://x' }, 'UPSTREAM_BASE_URL', /http/],
     [{ ...full, PORT: 'eighty' }, 'PORT', /whole number/],
     [{ ...full, PORT: '70000' }, 'PORT', /must be a whole number from 0 to 65535/],
@@ -78,8 +91,18 @@ describe('configuration', () => {
   });
 
   it('names every missing upstream variable, and every wrong cross-field setting, at once', () => {
-    const err = errorOf({ UPSTREAM_AUTH_URL: 'https://a.test', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`, GATEWAY_ADMIN_CLIENTS: 'nobody' });
-    expect(err.problems.map((p) => p.variable)).toEqual(['UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET', 'GATEWAY_ADMIN_CLIENTS']);
+    const err = errorOf({
+      UPSTREAM_AUTH_URL: 'https://a.test',
+      GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
+      GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`,
+      GATEWAY_ADMIN_CLIENTS: 'nobody',
+    });
+    expect(err.problems.map((p) => p.variable)).toEqual([
+      'UPSTREAM_BASE_URL',
+      'UPSTREAM_CLIENT_ID',
+      'UPSTREAM_CLIENT_SECRET',
+      'GATEWAY_ADMIN_CLIENTS',
+    ]);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {
@@ -88,9 +111,22 @@ describe('configuration', () => {
   });
 
   it('accepts config/example.env as node --env-file reads it, once the commented secrets are filled in', () => {
-    const example = parseEnv(readFileSync(new URL('../config/example.env', import.meta.url), 'utf8')) as Record<string, string>;
-    const config = parseConfig({ ...example, UPSTREAM_CLIENT_SECRET: 's', GATEWAY_TOKEN_SECRET: 'x'.repeat(32), GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` });
-    expect(config.http).toEqual({ maxBodyBytes: 4096, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 10_000 });
+    const example = parseEnv(readFileSync(new URL('../config/example.env', import.meta.url), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const config = parseConfig({
+      ...example,
+      UPSTREAM_CLIENT_SECRET: 's',
+      GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
+      GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`,
+    });
+    expect(config.http).toEqual({
+      maxBodyBytes: 4096,
+      headersTimeoutSeconds: 10,
+      requestTimeoutSeconds: 30,
+      maxConnections: 10_000,
+    });
     expect(config.upstream?.maxBodyBytes).toBe(1024 * 1024);
   });
 });
@@ -112,9 +148,18 @@ describe('cost guard configuration', () => {
   });
 
   it('reads quotas, overrides (the console included) and the budget', () => {
-    const g = parseConfig({ ...full, CLIENT_UPSTREAM_QUOTA_PER_DAY: '100', CLIENT_UPSTREAM_QUOTAS: 'pbx:5, console:0', UPSTREAM_BUDGET_PER_DAY: '1000', QUOTA_ON_STORE_ERROR: 'closed' }).guard;
+    const g = parseConfig({
+      ...full,
+      CLIENT_UPSTREAM_QUOTA_PER_DAY: '100',
+      CLIENT_UPSTREAM_QUOTAS: 'pbx:5, console:0',
+      UPSTREAM_BUDGET_PER_DAY: '1000',
+      QUOTA_ON_STORE_ERROR: 'closed',
+    }).guard;
     expect(g.quotaPerDay).toBe(100);
-    expect([...g.quotas]).toEqual([['pbx', 5], ['console', 0]]);
+    expect([...g.quotas]).toEqual([
+      ['pbx', 5],
+      ['console', 0],
+    ]);
     expect(g.budgetPerDay).toBe(1000);
     expect(g.onStoreError).toBe('closed');
   });
@@ -141,7 +186,13 @@ describe('configuration of the PBX routes', () => {
   });
 
   it('reads LOOKUP_DEADLINE_MS, CNAM_* and BATCH_MAX_NUMBERS', () => {
-    const c = parseConfig({ ...full, LOOKUP_DEADLINE_MS: '800', CNAM_FALLBACK: 'Unknown caller', CNAM_MAX_LENGTH: '20', BATCH_MAX_NUMBERS: '10' });
+    const c = parseConfig({
+      ...full,
+      LOOKUP_DEADLINE_MS: '800',
+      CNAM_FALLBACK: 'Unknown caller',
+      CNAM_MAX_LENGTH: '20',
+      BATCH_MAX_NUMBERS: '10',
+    });
     expect(c.lookupDeadlineMs).toBe(800);
     expect(c.cnam.fallback).toBe('Unknown caller');
     expect(c.cnam.maxLength).toBe(20);

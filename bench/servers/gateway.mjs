@@ -15,7 +15,16 @@ process.on('message', async (msg) => {
     }
     const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
     const cache = gateway.services.lookupCache;
-    process.send({ type: 'memory', rss, heapUsed, heapTotal, external, entries: cache.entries, bytes: cache.bytes, maxBytes: cache.maxBytes });
+    process.send({
+      type: 'memory',
+      rss,
+      heapUsed,
+      heapTotal,
+      external,
+      entries: cache.entries,
+      bytes: cache.bytes,
+      maxBytes: cache.maxBytes,
+    });
   } else if (msg?.type === 'stop') {
     await gateway.close({ timeoutMs: 1000 });
     process.exit(0);

@@ -7,10 +7,14 @@ import type { ClientRegistry } from './client-registry.js';
 
 /** One attempt's budget: the shape of the failed-login throttle of POST /token/login (src/auth/login-throttle.ts). */
 export interface CredentialThrottle {
-  begin(clientId: string, address: string | undefined): Promise<{ allowed: boolean; retryAfterSeconds: number; succeeded(): Promise<void> }>;
+  begin(
+    clientId: string,
+    address: string | undefined,
+  ): Promise<{ allowed: boolean; retryAfterSeconds: number; succeeded(): Promise<void> }>;
 }
 
-export type BasicVerdict = { clientId: string } | { refused: 'invalid' } | { refused: 'throttled'; retryAfterSeconds: number };
+export type BasicVerdict =
+  { clientId: string } | { refused: 'invalid' } | { refused: 'throttled'; retryAfterSeconds: number };
 
 export interface BasicCredentials {
   /** Checks the base64 part of `Authorization: Basic ...` for the caller at `address`. */
@@ -46,7 +50,12 @@ export function createBasicCredentials(options: BasicCredentialsOptions): BasicC
   const { clients, throttle, clock } = options;
   // A dialplan sends the same header on every ring: one digest compare (and one throttle round trip) per minute,
   // not per call, keeps the store off the hit path. Only credentials found right are remembered.
-  const remembered = new LRUCache<string, string>({ max: 1000, ttl: options.rememberMs ?? 60_000, perf: { now: clock }, ttlResolution: 0 });
+  const remembered = new LRUCache<string, string>({
+    max: 1000,
+    ttl: options.rememberMs ?? 60_000,
+    perf: { now: clock },
+    ttlResolution: 0,
+  });
 
   return {
     async verify(encoded, address) {
@@ -55,7 +64,8 @@ export function createBasicCredentials(options: BasicCredentialsOptions): BasicC
       const pair = decodeBasic(encoded);
       if (pair === undefined) return INVALID;
       const attempt = throttle === undefined ? undefined : await throttle.begin(pair.id, address);
-      if (attempt !== undefined && !attempt.allowed) return { refused: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds };
+      if (attempt !== undefined && !attempt.allowed)
+        return { refused: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds };
       if (!(await clients.authenticate(pair.id, pair.secret))) return INVALID;
       await attempt?.succeeded();
       remembered.set(encoded, pair.id);

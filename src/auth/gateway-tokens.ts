@@ -96,7 +96,8 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
       if (!key) return null;
       // Time claims are checked below against the injected clock, not the library's.
       const payload = await verify(token, key, { alg: 'HS256', iss: ISSUER, exp: false, nbf: false, iat: false });
-      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || payload.scope !== GATEWAY_SCOPE) return null;
+      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || payload.scope !== GATEWAY_SCOPE)
+        return null;
       return { clientId: payload.sub, expiresAt: payload.exp * 1000 };
     } catch {
       return null;
@@ -107,7 +108,14 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
     async issue(clientId) {
       const now = Math.floor(clock() / 1000);
       const accessToken = await sign(
-        { iss: ISSUER, sub: clientId, scope: GATEWAY_SCOPE, iat: now, exp: now + options.ttlSeconds, jti: crypto.randomUUID() },
+        {
+          iss: ISSUER,
+          sub: clientId,
+          scope: GATEWAY_SCOPE,
+          iat: now,
+          exp: now + options.ttlSeconds,
+          jti: crypto.randomUUID(),
+        },
         signingKey,
         'HS256',
       );

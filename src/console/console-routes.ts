@@ -42,7 +42,10 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
   [ICON_PATH, 'asset'],
 ]);
 
-export type ConsoleServices = Pick<Services, 'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard' | 'logger' | 'clock'>;
+export type ConsoleServices = Pick<
+  Services,
+  'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard' | 'logger' | 'clock'
+>;
 
 /** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
 const PROVIDER_WARNING_EVERY_MS = 10 * 60_000;
@@ -72,33 +75,56 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
       { 'cache-control': 'no-store' },
     ),
   );
-  app.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
-  app.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
-  app.get(ICON_PATH, (c) => c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }));
+  app.get(SCRIPT_PATH, (c) =>
+    c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }),
+  );
+  app.get(STYLE_PATH, (c) =>
+    c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }),
+  );
+  app.get(ICON_PATH, (c) =>
+    c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }),
+  );
 
-  app.get(CONSOLE_SEARCH_PATH, routeDocs.consoleSearch, consoleSearchAccounting(services.guard, CONSOLE_CALLER.client), async (c) => {
-    const e164 = services.normalizer.normalize(readWhat(c));
-    const note: LookupNote = { e164 };
-    c.set('lookup', note);
-    const result = await services.lookup.lookup(e164, CONSOLE_CALLER);
-    note.cache = result.cache;
-    const filtered = filterToProvider(result.body, {
-      provider,
-      ...config.upstreamBody,
-    });
-    // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.
-    if (filtered.kept > 0) providerMatched = true;
-    else if (!providerMatched && filtered.otherProviders.length > 0 && services.clock() - lastProviderWarning >= PROVIDER_WARNING_EVERY_MS) {
-      lastProviderWarning = services.clock();
-      services.logger.warn(
-        { event: 'console_provider_not_in_answer', provider, providersSeen: filtered.otherProviders, providerPath: config.upstreamBody.providerPath },
-        'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
-      );
-    }
-    // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
-    // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
-    return c.body(filtered.body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': PRIVATE_ANSWER });
-  });
+  app.get(
+    CONSOLE_SEARCH_PATH,
+    routeDocs.consoleSearch,
+    consoleSearchAccounting(services.guard, CONSOLE_CALLER.client),
+    async (c) => {
+      const e164 = services.normalizer.normalize(readWhat(c));
+      const note: LookupNote = { e164 };
+      c.set('lookup', note);
+      const result = await services.lookup.lookup(e164, CONSOLE_CALLER);
+      note.cache = result.cache;
+      const filtered = filterToProvider(result.body, {
+        provider,
+        ...config.upstreamBody,
+      });
+      // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.
+      if (filtered.kept > 0) providerMatched = true;
+      else if (
+        !providerMatched &&
+        filtered.otherProviders.length > 0 &&
+        services.clock() - lastProviderWarning >= PROVIDER_WARNING_EVERY_MS
+      ) {
+        lastProviderWarning = services.clock();
+        services.logger.warn(
+          {
+            event: 'console_provider_not_in_answer',
+            provider,
+            providersSeen: filtered.otherProviders,
+            providerPath: config.upstreamBody.providerPath,
+          },
+          'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
+        );
+      }
+      // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
+      // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
+      return c.body(filtered.body, 200, {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': PRIVATE_ANSWER,
+      });
+    },
+  );
 
   return app;
 }
@@ -115,16 +141,32 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
 
     if (kind === undefined) {
       telemetry.consoleRefused('not_allowed');
-      response = problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', requestId);
+      response = problemResponse(
+        'not_found',
+        'The console offers only its page and GET /console/v2/contacts/search.',
+        requestId,
+      );
     } else if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       telemetry.consoleRefused('not_allowed');
-      response = problemResponse('method_not_allowed', 'Use GET, HEAD on this path.', requestId, { allow: 'GET, HEAD' });
-    } else if (kind !== 'asset' && isPhone({ secChUaMobile: c.req.header('sec-ch-ua-mobile'), userAgent: c.req.header('user-agent') })) {
+      response = problemResponse('method_not_allowed', 'Use GET, HEAD on this path.', requestId, {
+        allow: 'GET, HEAD',
+      });
+    } else if (
+      kind !== 'asset' &&
+      isPhone({ secChUaMobile: c.req.header('sec-ch-ua-mobile'), userAgent: c.req.header('user-agent') })
+    ) {
       telemetry.consoleRefused('mobile');
       response =
         kind === 'page'
-          ? new Response(renderPhoneRefusal(provider), { status: 403, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
-          : problemResponse('device_not_supported', 'The console is available on tablets and larger devices, not on phones.', requestId);
+          ? new Response(renderPhoneRefusal(provider), {
+              status: 403,
+              headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+            })
+          : problemResponse(
+              'device_not_supported',
+              'The console is available on tablets and larger devices, not on phones.',
+              requestId,
+            );
     } else if (kind === 'search') {
       try {
         const outcome = await consoleLimiter.consume(address);
@@ -133,7 +175,12 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
           telemetry.consoleRefused('rate_limited');
           const seconds = String(outcome.retryAfterSeconds);
           const who = outcome.scope === 'address' ? 'from your address' : 'to the console';
-          response = problemResponse('too_many_requests', `Too many requests ${who}; try again in ${seconds} s.`, requestId, { 'retry-after': seconds });
+          response = problemResponse(
+            'too_many_requests',
+            `Too many requests ${who}; try again in ${seconds} s.`,
+            requestId,
+            { 'retry-after': seconds },
+          );
         }
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
@@ -146,7 +193,8 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
 
     state ??= await consoleLimiter.peek(address);
     const headers = c.res.headers;
-    for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy))) headers.set(name, value);
+    for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy)))
+      headers.set(name, value);
     headers.set('content-security-policy', CONTENT_SECURITY_POLICY);
     headers.set('x-content-type-options', 'nosniff');
     headers.set('referrer-policy', 'no-referrer');
@@ -169,7 +217,11 @@ export function consoleTraversalGuard(services: Pick<Services, 'requestTarget'>)
     if (!c.req.path.startsWith('/console')) {
       const target = services.requestTarget?.(c)?.replace(ABSOLUTE_FORM, '');
       if (target !== undefined && /^\/console(\/|$|%2f)/i.test(target)) {
-        return problemResponse('not_found', 'The console offers only its page and GET /console/v2/contacts/search.', c.get('requestId'));
+        return problemResponse(
+          'not_found',
+          'The console offers only its page and GET /console/v2/contacts/search.',
+          c.get('requestId'),
+        );
       }
     }
     await next();

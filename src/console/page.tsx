@@ -27,7 +27,10 @@ function Header(props: { provider: string }) {
     <header class="bar">
       <div class="bar-inner">
         <span class="brand">
-          <span class="logo" aria-hidden="true">☎</span> Caller ID console
+          <span class="logo" aria-hidden="true">
+            ☎
+          </span>{' '}
+          Caller ID console
         </span>
         <span class="provider">
           Directory: <strong>{props.provider}</strong>
@@ -58,16 +61,25 @@ export function ConsolePage(props: ConsolePageProps) {
       >
         <section class="narrow" aria-labelledby="narrow-title">
           <h1 id="narrow-title">Please use a larger screen</h1>
-          <p>The console needs a window at least 768 pixels wide. Widen the window, or open it on a tablet or a computer.</p>
+          <p>
+            The console needs a window at least 768 pixels wide. Widen the window, or open it on a tablet or a computer.
+          </p>
         </section>
         <div class="tool">
           <section class="intro">
             <h1>Who is calling?</h1>
             <p>
               Type a telephone number in any usual spelling, for example <code>{props.examples.international}</code>
-              {props.examples.national === undefined ? ' (international format)' : <> or <code>{props.examples.national}</code></>}. The
-              console shows the entries of the <strong>{props.provider}</strong> directory only and allows {props.perAddress} searches per{' '}
-              {props.windowSeconds} seconds.
+              {props.examples.national === undefined ? (
+                ' (international format)'
+              ) : (
+                <>
+                  {' '}
+                  or <code>{props.examples.national}</code>
+                </>
+              )}
+              . The console shows the entries of the <strong>{props.provider}</strong> directory only and allows{' '}
+              {props.perAddress} searches per {props.windowSeconds} seconds.
             </p>
           </section>
           <form id="search-form" class="search" action="/console" method="get" role="search" novalidate>
@@ -98,9 +110,12 @@ export function ConsolePage(props: ConsolePageProps) {
           </noscript>
           <section class="request" aria-label="Request">
             <h2>Request</h2>
-            <pre id="request-line" class="code">GET /v2/contacts/search?what=…</pre>
+            <pre id="request-line" class="code">
+              GET /v2/contacts/search?what=…
+            </pre>
             <p class="hint">
-              The same request on the API, with <code>Authorization: Bearer &lt;token&gt;</code>, returns every provider's entries.
+              The same request on the API, with <code>Authorization: Bearer &lt;token&gt;</code>, returns every
+              provider's entries.
             </p>
           </section>
           <div id="status" class="message" role="status" aria-live="polite" hidden></div>
@@ -136,5 +151,7 @@ export function PhoneRefusalPage(props: { provider: string }) {
   );
 }
 
-export const renderConsolePage = (props: ConsolePageProps): string => `<!doctype html>${String(<ConsolePage {...props} />)}`;
-export const renderPhoneRefusal = (provider: string): string => `<!doctype html>${String(<PhoneRefusalPage provider={provider} />)}`;
+export const renderConsolePage = (props: ConsolePageProps): string =>
+  `<!doctype html>${String(<ConsolePage {...props} />)}`;
+export const renderPhoneRefusal = (provider: string): string =>
+  `<!doctype html>${String(<PhoneRefusalPage provider={provider} />)}`;

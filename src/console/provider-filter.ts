@@ -47,14 +47,19 @@ export function filterToProvider(text: string, options: ProviderFilterOptions): 
   for (const entry of results) {
     const id = readPath(entry, providerPath);
     if (matches(id) || matches(readPath(entry, namePath))) kept.push(entry);
-    else if (typeof id === 'string' && otherProviders.length < MAX_NAMED && !otherProviders.includes(id)) otherProviders.push(id);
+    else if (typeof id === 'string' && otherProviders.length < MAX_NAMED && !otherProviders.includes(id))
+      otherProviders.push(id);
   }
 
   const parentOf = (path: string[]) => readPath(body, path.slice(0, -1)) as Record<string, unknown>;
   parentOf(resultsPath)[resultsPath.at(-1)!] = kept;
   const totalPath = parsePath(options.totalPath);
   const totalParent = readPath(body, totalPath.slice(0, -1));
-  if (totalParent !== null && typeof totalParent === 'object' && typeof (totalParent as Record<string, unknown>)[totalPath.at(-1)!] === 'number') {
+  if (
+    totalParent !== null &&
+    typeof totalParent === 'object' &&
+    typeof (totalParent as Record<string, unknown>)[totalPath.at(-1)!] === 'number'
+  ) {
     (totalParent as Record<string, unknown>)[totalPath.at(-1)!] = kept.length;
   }
   return { body: JSON.stringify(body), kept: kept.length, removed: results.length - kept.length, otherProviders };

@@ -51,8 +51,12 @@ export function docsRoutes(services: DocsServices, app: Hono<AppEnv>): Hono<AppE
   routes.use(`${DOCS_PATH}/*`, secured());
   routes.use(DOCS_PATH, secured());
 
-  routes.get(`${DOCS_ASSETS_PATH}/docs.css`, (c) => c.body(DOCS_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': ASSET_CACHE }));
-  routes.get(PROBLEMS_PAGE_PATH, (c) => c.html(renderProblemsPage(config.docs.enabled), 200, { 'cache-control': ASSET_CACHE }));
+  routes.get(`${DOCS_ASSETS_PATH}/docs.css`, (c) =>
+    c.body(DOCS_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': ASSET_CACHE }),
+  );
+  routes.get(PROBLEMS_PAGE_PATH, (c) =>
+    c.html(renderProblemsPage(config.docs.enabled), 200, { 'cache-control': ASSET_CACHE }),
+  );
   if (!config.docs.enabled) return routes;
 
   const document = openAPIRouteHandler(app, openApiOptions(config));
@@ -63,7 +67,11 @@ export function docsRoutes(services: DocsServices, app: Hono<AppEnv>): Hono<AppE
 
   routes.get(DOCS_PATH, (c) =>
     docsAssets === undefined
-      ? problemResponse('not_found', `This runtime does not serve the docs page's assets; the API document is at ${OPENAPI_PATH}.`, c.get('requestId'))
+      ? problemResponse(
+          'not_found',
+          `This runtime does not serve the docs page's assets; the API document is at ${OPENAPI_PATH}.`,
+          c.get('requestId'),
+        )
       : c.html(renderDocsPage(), 200, { 'cache-control': 'no-cache' }),
   );
   routes.get(`${DOCS_ASSETS_PATH}/docs-init.js`, (c) =>
@@ -71,7 +79,8 @@ export function docsRoutes(services: DocsServices, app: Hono<AppEnv>): Hono<AppE
   );
   for (const file of SWAGGER_UI_FILES) {
     routes.get(`${DOCS_ASSETS_PATH}/${file}`, async (c) => {
-      if (docsAssets === undefined) return problemResponse('not_found', 'This runtime does not serve the docs assets.', c.get('requestId'));
+      if (docsAssets === undefined)
+        return problemResponse('not_found', 'This runtime does not serve the docs assets.', c.get('requestId'));
       const asset = await docsAssets.get(file);
       return c.body(asset.body, 200, { 'content-type': asset.contentType, 'cache-control': ASSET_CACHE });
     });

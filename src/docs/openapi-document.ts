@@ -14,7 +14,7 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
         title: 'callerid-gateway',
         version: API_VERSION,
         description:
-          'A caller-identification gateway in front of the Contact Lookup Service. It speaks the upstream\'s own API ' +
+          "A caller-identification gateway in front of the Contact Lookup Service. It speaks the upstream's own API " +
           '(`POST /token/login`, `GET /v2/contacts/search`), so an existing client only changes its base URL. Every error is ' +
           '`application/problem+json`; its `type` links to [its description](/docs/problems).',
       },
@@ -39,7 +39,8 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
           clientBasic: {
             type: 'http',
             scheme: 'basic',
-            description: "A registered client's id and secret (GATEWAY_CLIENTS), for callers that cannot log in first (PBX dialplans); counted against the failed-login limits.",
+            description:
+              "A registered client's id and secret (GATEWAY_CLIENTS), for callers that cannot log in first (PBX dialplans); counted against the failed-login limits.",
           },
           metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the operator set one.' },
         },

@@ -7,7 +7,12 @@ type Schema = OpenAPIV3_1.SchemaObject;
 
 export const ref = (name: string): OpenAPIV3_1.ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 
-const E164: Schema = { type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', description: 'The number in E.164.', examples: ['+442079460001'] };
+const E164: Schema = {
+  type: 'string',
+  pattern: '^\\+[1-9][0-9]{1,14}$',
+  description: 'The number in E.164.',
+  examples: ['+442079460001'],
+};
 const count: Schema = { type: 'integer', minimum: 0 };
 const countOrNull: Schema = { type: ['integer', 'null'], minimum: 0 };
 
@@ -35,12 +40,20 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       required: ['type', 'title', 'status', 'detail', 'requestId'],
       additionalProperties: false,
       properties: {
-        type: { type: 'string', format: 'uri-reference', description: "Identifies the problem; resolves (relative to the gateway) to its entry on /docs/problems." },
+        type: {
+          type: 'string',
+          format: 'uri-reference',
+          description: 'Identifies the problem; resolves (relative to the gateway) to its entry on /docs/problems.',
+        },
         title: { type: 'string' },
         status: { type: 'integer', minimum: 400, maximum: 599 },
         detail: { type: 'string' },
         requestId: { type: 'string', description: 'Also in the X-Request-Id header; quote it to support.' },
-        error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'], description: 'POST /token/login only: the RFC 6749 error code.' },
+        error: {
+          type: 'string',
+          enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'],
+          description: 'POST /token/login only: the RFC 6749 error code.',
+        },
         error_description: { type: 'string', description: 'POST /token/login only: the RFC 6749 error description.' },
       },
     },
@@ -56,13 +69,23 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
     },
     TokenResponse: {
       type: 'object',
-      description: "Exactly the upstream's token response shape (not standard OAuth: expires_in is a string, scope an array of objects).",
+      description:
+        "Exactly the upstream's token response shape (not standard OAuth: expires_in is a string, scope an array of objects).",
       required: ['access_token', 'token_type', 'expires_in', 'scope', 'uniqueId', 'clientId'],
       additionalProperties: false,
       properties: {
-        access_token: { type: 'string', minLength: 1, description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.' },
+        access_token: {
+          type: 'string',
+          minLength: 1,
+          description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
+        },
         token_type: { const: 'Bearer' },
-        expires_in: { type: 'string', pattern: '^[0-9]+$', description: 'Lifetime in seconds, as a string (GATEWAY_TOKEN_TTL_SECONDS).', examples: ['90000'] },
+        expires_in: {
+          type: 'string',
+          pattern: '^[0-9]+$',
+          description: 'Lifetime in seconds, as a string (GATEWAY_TOKEN_TTL_SECONDS).',
+          examples: ['90000'],
+        },
         scope: {
           type: 'array',
           items: {
@@ -92,7 +115,13 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
     BatchRequest: {
       type: 'object',
       required: ['numbers'],
-      properties: { numbers: { type: 'array', items: { type: 'string' }, description: 'Numbers in any usual spelling; at most BATCH_MAX_NUMBERS.' } },
+      properties: {
+        numbers: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'Numbers in any usual spelling; at most BATCH_MAX_NUMBERS.',
+        },
+      },
       examples: [{ numbers: ['+44 20 7946 0001', '020 7946 0002', 'unknown'] }],
     },
     BatchAnswer: {
@@ -111,30 +140,47 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
               e164: { anyOf: [E164, { type: 'null' }], description: 'null when it is not a possible number.' },
               status: { type: 'integer', description: 'What a single search would have answered.' },
               cacheStatus: { type: ['string', 'null'], description: 'The Cache-Status a single search would carry.' },
-              body: { ...ref('SearchAnswer'), description: 'status 200: the upstream\'s answer.' },
+              body: { ...ref('SearchAnswer'), description: "status 200: the upstream's answer." },
               problem: { ...ref('Problem'), description: 'otherwise: the problem a single search would answer.' },
             },
           },
         },
       },
     },
-    Health: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },
-    Ready: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ready' } } },
+    Health: {
+      type: 'object',
+      required: ['status'],
+      additionalProperties: false,
+      properties: { status: { const: 'ok' } },
+    },
+    Ready: {
+      type: 'object',
+      required: ['status'],
+      additionalProperties: false,
+      properties: { status: { const: 'ready' } },
+    },
     PurgeNumber: {
       type: 'object',
       required: ['number', 'purged', 'reach'],
       additionalProperties: false,
       properties: { number: E164, purged: count, reach: ref('PurgeReach') },
     },
-    PurgeAll: { type: 'object', required: ['purged', 'reach'], additionalProperties: false, properties: { purged: count, reach: ref('PurgeReach') } },
+    PurgeAll: {
+      type: 'object',
+      required: ['purged', 'reach'],
+      additionalProperties: false,
+      properties: { purged: count, reach: ref('PurgeReach') },
+    },
     PurgeReach: {
       type: 'string',
       enum: ['process', 'deployment', 'data-centre'],
-      description: 'How far the purge went: this process only, every replica through Redis, or this data centre (Workers).',
+      description:
+        'How far the purge went: this process only, every replica through Redis, or this data centre (Workers).',
     },
     Usage: {
       type: 'object',
-      description: "Today's (UTC) use of the paid upstream as the counter store has it; breaker, cooldown and concurrency of the answering process.",
+      description:
+        "Today's (UTC) use of the paid upstream as the counter store has it; breaker, cooldown and concurrency of the answering process.",
       required: ['day', 'resetsAt', 'clients', 'budget', 'breaker', 'cooldown', 'concurrency', 'store'],
       additionalProperties: false,
       properties: {
@@ -146,7 +192,13 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
             type: 'object',
             required: ['id', 'searches', 'upstreamCalls', 'quota', 'remaining'],
             additionalProperties: false,
-            properties: { id: { type: 'string' }, searches: count, upstreamCalls: count, quota: countOrNull, remaining: countOrNull },
+            properties: {
+              id: { type: 'string' },
+              searches: count,
+              upstreamCalls: count,
+              quota: countOrNull,
+              remaining: countOrNull,
+            },
           },
         },
         budget: {
@@ -159,7 +211,12 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
           type: 'object',
           required: ['state', 'consecutiveFailures', 'retryInMs', 'retryAfterSeconds'],
           additionalProperties: false,
-          properties: { state: { enum: ['closed', 'open', 'half_open'] }, consecutiveFailures: count, retryInMs: { type: 'number', minimum: 0 }, retryAfterSeconds: count },
+          properties: {
+            state: { enum: ['closed', 'open', 'half_open'] },
+            consecutiveFailures: count,
+            retryInMs: { type: 'number', minimum: 0 },
+            retryAfterSeconds: count,
+          },
         },
         cooldown: {
           type: 'object',

@@ -8,7 +8,10 @@ const PROBLEM_JSON = 'application/problem+json';
 
 const HEADER_DOCS: Record<string, OpenAPIV3_1.HeaderObject> = {
   'Retry-After': { description: 'Seconds until a retry can succeed.', schema: { type: 'string' } },
-  'WWW-Authenticate': { description: 'The authentication scheme(s) accepted (RFC 6750 / RFC 7617).', schema: { type: 'string' } },
+  'WWW-Authenticate': {
+    description: 'The authentication scheme(s) accepted (RFC 6750 / RFC 7617).',
+    schema: { type: 'string' },
+  },
   Allow: { description: 'The methods this path accepts.', schema: { type: 'string' } },
 };
 

@@ -24,7 +24,9 @@ const RATE_LIMIT_HEADERS = {
 
 const SEARCH_HEADERS = {
   'Cache-Control': header('`private, no-store`: contact data is personal.'),
-  'Cache-Status': header('RFC 9211: what the cache did, e.g. `callerid-gateway; hit; ttl=86280` or `callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400`.'),
+  'Cache-Status': header(
+    'RFC 9211: what the cache did, e.g. `callerid-gateway; hit; ttl=86280` or `callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=86400`.',
+  ),
   Age: header('Seconds since the upstream gave this answer.'),
   ...RATE_LIMIT_HEADERS,
 };
@@ -33,7 +35,8 @@ const WHAT: OpenAPIV3_1.ParameterObject = {
   name: 'what',
   in: 'query',
   required: true,
-  description: 'The telephone number in any usual spelling (`+44 20 7946 0001`, `0044 20 7946 0001`, `020 7946 0001` with DEFAULT_REGION=GB); normalised to E.164. Give it once.',
+  description:
+    'The telephone number in any usual spelling (`+44 20 7946 0001`, `0044 20 7946 0001`, `020 7946 0001` with DEFAULT_REGION=GB); normalised to E.164. Give it once.',
   schema: { type: 'string', minLength: 1 },
   examples: { international: { value: '+44 20 7946 0001' }, national: { value: '020 7946 0001' } },
 };
@@ -49,7 +52,9 @@ const PREFER: OpenAPIV3_1.ParameterObject = {
   examples: { ring: { value: 'wait=0.8' } },
 };
 
-const PREFERENCE_APPLIED = { 'Preference-Applied': header('`wait=N` when the caller\'s wait was honoured, with the value used.') };
+const PREFERENCE_APPLIED = {
+  'Preference-Applied': header("`wait=N` when the caller's wait was honoured, with the value used."),
+};
 
 /** Refusals of a search that would need the paid upstream, and its failures. */
 const UPSTREAM_PROBLEMS = [
@@ -81,13 +86,17 @@ export const routeDocs = {
     summary: 'Readiness: an upstream token is held or can be obtained now',
     operationId: 'readyz',
     security: ANONYMOUS,
-    responses: { 200: { description: 'Ready to serve searches.', content: json(ref('Ready')) }, ...problemResponses('unavailable') },
+    responses: {
+      200: { description: 'Ready to serve searches.', content: json(ref('Ready')) },
+      ...problemResponses('unavailable'),
+    },
   }),
 
   metrics: route({
     tags: ['Operations'],
     summary: 'Prometheus metrics',
-    description: 'The Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; served on METRICS_PORT instead when that is set.',
+    description:
+      'The Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; served on METRICS_PORT instead when that is set.',
     operationId: 'metrics',
     security: [{}, { metricsToken: [] }],
     responses: {
@@ -99,12 +108,17 @@ export const routeDocs = {
   tokenLogin: route({
     tags: ['Token'],
     summary: 'Obtain a gateway token (client-credentials grant)',
-    description: "The upstream's own token endpoint, answered by the gateway for the clients in GATEWAY_CLIENTS: an existing client only changes its base URL.",
+    description:
+      "The upstream's own token endpoint, answered by the gateway for the clients in GATEWAY_CLIENTS: an existing client only changes its base URL.",
     operationId: 'tokenLogin',
     security: ANONYMOUS,
     requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
     responses: {
-      200: { description: "A gateway token in the upstream's response shape.", headers: { 'Cache-Control': header('`no-store`.') }, content: json(ref('TokenResponse')) },
+      200: {
+        description: "A gateway token in the upstream's response shape.",
+        headers: { 'Cache-Control': header('`no-store`.') },
+        content: json(ref('TokenResponse')),
+      },
       ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
     },
   }),
@@ -112,7 +126,8 @@ export const routeDocs = {
   search: route({
     tags: ['Contacts'],
     summary: 'Find contact details by telephone number',
-    description: "The upstream's search, answered from the gateway's cache when it can (see `Cache-Status`). Impossible numbers are refused before they reach the paid upstream.",
+    description:
+      "The upstream's search, answered from the gateway's cache when it can (see `Cache-Status`). Impossible numbers are refused before they reach the paid upstream.",
     operationId: 'searchContacts',
     security: CLIENT,
     parameters: [WHAT, PREFER],
@@ -130,7 +145,7 @@ export const routeDocs = {
     tags: ['Contacts'],
     summary: 'The caller name as plain ASCII text, for PBX dialplans (CNAM)',
     description:
-      'The first result\'s display name folded to ASCII and cut to CNAM_MAX_LENGTH. Every lookup outcome is a 200: without a name the ' +
+      "The first result's display name folded to ASCII and cut to CNAM_MAX_LENGTH. Every lookup outcome is a 200: without a name the " +
       'body is CNAM_FALLBACK and `CNAM-Result` says why. Only wrong credentials (401) and the failed-login limit (429) get another status, ' +
       'with the fallback as body too. Default deadline CNAM_DEADLINE_MS.',
     operationId: 'cnam',
@@ -140,7 +155,23 @@ export const routeDocs = {
       200: {
         description: 'The name, or the fallback.',
         headers: {
-          'CNAM-Result': { description: 'Why this body.', schema: { enum: ['listed', 'no-listing', 'no-name', 'not-a-number', 'deadline', 'upstream-error', 'upstream-unavailable', 'quota-exhausted', 'rate-limited', 'gateway-error'] } },
+          'CNAM-Result': {
+            description: 'Why this body.',
+            schema: {
+              enum: [
+                'listed',
+                'no-listing',
+                'no-name',
+                'not-a-number',
+                'deadline',
+                'upstream-error',
+                'upstream-unavailable',
+                'quota-exhausted',
+                'rate-limited',
+                'gateway-error',
+              ],
+            },
+          },
           ...SEARCH_HEADERS,
           ...PREFERENCE_APPLIED,
         },
@@ -148,11 +179,16 @@ export const routeDocs = {
       },
       401: {
         description: 'Missing or wrong credentials (`CNAM-Result: unauthorized`); the body is the fallback.',
-        headers: { 'WWW-Authenticate': header('`Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"`.') },
+        headers: {
+          'WWW-Authenticate': header(
+            '`Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"`.',
+          ),
+        },
         content: { 'text/plain': { schema: { type: 'string' } } },
       },
       429: {
-        description: 'Too many failed credentials from this address (`CNAM-Result: auth-throttled`); the body is the fallback.',
+        description:
+          'Too many failed credentials from this address (`CNAM-Result: auth-throttled`); the body is the fallback.',
         headers: { 'Retry-After': header('Seconds until credentials are checked again.') },
         content: { 'text/plain': { schema: { type: 'string' } } },
       },
@@ -171,7 +207,11 @@ export const routeDocs = {
     parameters: [PREFER],
     requestBody: { required: true, content: json(ref('BatchRequest')) },
     responses: {
-      200: { description: 'One item per number, in order.', headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS, ...PREFERENCE_APPLIED }, content: json(ref('BatchAnswer')) },
+      200: {
+        description: 'One item per number, in order.',
+        headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS, ...PREFERENCE_APPLIED },
+        content: json(ref('BatchAnswer')),
+      },
       ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
     },
   }),
@@ -182,7 +222,15 @@ export const routeDocs = {
     description: 'For clients in GATEWAY_ADMIN_CLIENTS. Any spelling of the number reaches its one entry.',
     operationId: 'purgeNumber',
     security: GATEWAY_TOKEN,
-    parameters: [{ name: 'number', in: 'path', required: true, description: 'The number in any usual spelling (URL-encoded).', schema: { type: 'string' } }],
+    parameters: [
+      {
+        name: 'number',
+        in: 'path',
+        required: true,
+        description: 'The number in any usual spelling (URL-encoded).',
+        schema: { type: 'string' },
+      },
+    ],
     responses: {
       200: { description: 'Purged (`purged: 0` when it was not cached).', content: json(ref('PurgeNumber')) },
       ...problemResponses('bad_request', 'invalid_number', 'unauthorized', 'forbidden', 'unavailable'),
@@ -229,17 +277,25 @@ export const routeDocs = {
   consoleSearch: route({
     tags: ['Console'],
     summary: "The console's search: one provider's results, rate limited, no token",
-    description: "Like the search, without a token, for people trying the service: only CONSOLE_PROVIDER's results, rate limited per address and in total (CONSOLE_RATE_*), refused to phones.",
+    description:
+      "Like the search, without a token, for people trying the service: only CONSOLE_PROVIDER's results, rate limited per address and in total (CONSOLE_RATE_*), refused to phones.",
     operationId: 'consoleSearch',
     security: ANONYMOUS,
     parameters: [WHAT],
     responses: {
       200: {
-        description: "The upstream's answer with only CONSOLE_PROVIDER's results (`total` adjusted). No `Cache-Status` or `Age`: they would tell a visitor what others looked up.",
+        description:
+          "The upstream's answer with only CONSOLE_PROVIDER's results (`total` adjusted). No `Cache-Status` or `Age`: they would tell a visitor what others looked up.",
         headers: { 'Cache-Control': SEARCH_HEADERS['Cache-Control'], ...RATE_LIMIT_HEADERS },
         content: json(ref('SearchAnswer')),
       },
-      ...problemResponses('bad_request', 'invalid_number', 'device_not_supported', 'too_many_requests', ...UPSTREAM_PROBLEMS),
+      ...problemResponses(
+        'bad_request',
+        'invalid_number',
+        'device_not_supported',
+        'too_many_requests',
+        ...UPSTREAM_PROBLEMS,
+      ),
     },
   }),
 } satisfies Record<string, MiddlewareHandler>;

@@ -33,7 +33,10 @@ export function createClientRate(options: { perMinute: number; counters: LocalCo
       const resetAt = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;
       const d = counters.take(keyOf(client, now), perMinute, resetAt);
       const resetSeconds = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
-      return { allowed: d.allowed, state: { limit: perMinute, remaining: Math.max(0, perMinute - d.count), resetSeconds } };
+      return {
+        allowed: d.allowed,
+        state: { limit: perMinute, remaining: Math.max(0, perMinute - d.count), resetSeconds },
+      };
     },
   };
 }

@@ -78,7 +78,12 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   const registered = new Set(options.clients);
   const labelOf = (client: string) => (registered.has(client) || client === CONSOLE_CLIENT ? client : undefined);
 
-  const local = createLocalCounters({ store: options.counters, clock, background: options.background, intervalMs: SYNC_INTERVAL_MS });
+  const local = createLocalCounters({
+    store: options.counters,
+    clock,
+    background: options.background,
+    intervalMs: SYNC_INTERVAL_MS,
+  });
   const charges = createUpstreamCharges({
     store: options.quotaCounters,
     clock,
@@ -88,8 +93,17 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
     budget: config.budgetPerDay,
     isRegistered: (client) => registered.has(client),
   });
-  const cooldown = createCooldown({ defaultMs: config.cooldownSeconds * 1000, clock, onStart: () => telemetry.upstreamCooldown() });
-  const breaker = createCircuitBreaker({ failures: config.breakerFailures, openMs: config.breakerOpenSeconds * 1000, clock, onOpen: () => telemetry.breakerOpened() });
+  const cooldown = createCooldown({
+    defaultMs: config.cooldownSeconds * 1000,
+    clock,
+    onStart: () => telemetry.upstreamCooldown(),
+  });
+  const breaker = createCircuitBreaker({
+    failures: config.breakerFailures,
+    openMs: config.breakerOpenSeconds * 1000,
+    clock,
+    onOpen: () => telemetry.breakerOpened(),
+  });
   const bulkhead = createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock });
   const pauses = options.pauseCounters
     ? createSharedPauses({
@@ -110,16 +124,35 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
     const key = searchesKey(id, clock());
     const [{ used, limit }, stored]: [DailyUse, number] = await Promise.all([
       charges.usage(id),
-      options.counters.get(key).then((s) => s?.count ?? 0, () => 0),
+      options.counters.get(key).then(
+        (s) => s?.count ?? 0,
+        () => 0,
+      ),
     ]);
     // The store has every replica's reconciled count; this process may know of searches not yet sent.
-    return { id, searches: Math.max(stored, local.peek(key)), upstreamCalls: used, quota: limit, remaining: limit === null ? null : Math.max(0, limit - used) };
+    return {
+      id,
+      searches: Math.max(stored, local.peek(key)),
+      upstreamCalls: used,
+      quota: limit,
+      remaining: limit === null ? null : Math.max(0, limit - used),
+    };
   }
 
   return {
     rate: createClientRate({ perMinute: config.ratePerMinute, counters: local, clock }),
     guardLoad: (search) =>
-      guardUpstream(search, { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry, timeoutMs: options.timeoutMs, labelOf }),
+      guardUpstream(search, {
+        cooldown,
+        breaker,
+        bulkhead,
+        charges,
+        pauses,
+        clock,
+        telemetry,
+        timeoutMs: options.timeoutMs,
+        labelOf,
+      }),
     countSearch(client, result) {
       const label = labelOf(client);
       if (label === undefined) return;
@@ -132,14 +165,21 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       const now = clock();
       // This process's count of today's searches is reconciled first, so the figure includes it.
       await local.sync();
-      const [clients, budget] = await Promise.all([Promise.all([...options.clients, CONSOLE_CLIENT].map(callerUsage)), charges.budget()]);
+      const [clients, budget] = await Promise.all([
+        Promise.all([...options.clients, CONSOLE_CLIENT].map(callerUsage)),
+        charges.budget(),
+      ]);
       const b = breaker.snapshot();
       const cool = cooldown.remainingMs();
       return {
         day: utcDay(now),
         resetsAt: new Date(nextUtcMidnight(now)).toISOString(),
         clients,
-        budget: { limit: budget.limit, used: budget.used, remaining: budget.limit === null ? null : Math.max(0, budget.limit - budget.used) },
+        budget: {
+          limit: budget.limit,
+          used: budget.used,
+          remaining: budget.limit === null ? null : Math.max(0, budget.limit - budget.used),
+        },
         breaker: { ...b, retryAfterSeconds: secondsOf(b.retryInMs) },
         cooldown: { active: cool > 0, retryAfterSeconds: secondsOf(cool) },
         concurrency: { limit: config.maxConcurrency, inFlight: bulkhead.inFlight, queued: bulkhead.queued },

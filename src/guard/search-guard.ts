@@ -31,9 +31,13 @@ export function clientSearchGuard(guard: CostGuard): MiddlewareHandler<AppEnv> {
     if (!allowed) {
       guard.countSearch(client, 'rate_limited');
       const retryAfter = String(state.resetSeconds);
-      throw new GatewayError('too_many_requests', `This client made more than ${state.limit} searches this minute; try again in ${retryAfter} s.`, {
-        headers: { ...headers, 'retry-after': retryAfter },
-      });
+      throw new GatewayError(
+        'too_many_requests',
+        `This client made more than ${state.limit} searches this minute; try again in ${retryAfter} s.`,
+        {
+          headers: { ...headers, 'retry-after': retryAfter },
+        },
+      );
     }
     await next();
     guard.countSearch(client, searchResultOf(c.res.status, c.get('lookup')?.cache, c.error));

@@ -40,7 +40,10 @@ export interface UpstreamCharges {
   /** The quota of `client`, if it has one. */
   quotaOf(client: string): number | undefined;
   /** What this process last saw of today's use, for the metrics (no network). */
-  lastSeen(): { quotas: { client: string; used: number; limit: number }[]; budget: { used: number; limit: number } | null };
+  lastSeen(): {
+    quotas: { client: string; used: number; limit: number }[];
+    budget: { used: number; limit: number } | null;
+  };
 }
 
 export interface UpstreamChargesOptions {
@@ -79,10 +82,14 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
     try {
       return await store.consume(key, 1, limit, nextUtcMidnight(now) - now);
     } catch (err) {
-      throw new GatewayError('unavailable', 'Upstream calls are paused because quotas cannot be checked right now; cached answers are still served.', {
-        headers: { 'retry-after': STORE_DOWN_RETRY_SECONDS },
-        cause: err,
-      });
+      throw new GatewayError(
+        'unavailable',
+        'Upstream calls are paused because quotas cannot be checked right now; cached answers are still served.',
+        {
+          headers: { 'retry-after': STORE_DOWN_RETRY_SECONDS },
+          cause: err,
+        },
+      );
     }
   }
 
@@ -125,9 +132,13 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
       if (!b.allowed) {
         await refund(quotaKey(client, day), now);
         telemetry.quotaRejected(client, 'budget');
-        throw new GatewayError('budget_exhausted', "The gateway's upstream budget for today is spent; cached answers are still served. It resets at 00:00 UTC.", {
-          headers: { 'retry-after': String(secondsUntilNextUtcMidnight(now)) },
-        });
+        throw new GatewayError(
+          'budget_exhausted',
+          "The gateway's upstream budget for today is spent; cached answers are still served. It resets at 00:00 UTC.",
+          {
+            headers: { 'retry-after': String(secondsUntilNextUtcMidnight(now)) },
+          },
+        );
       }
       let refunded = false;
       return {

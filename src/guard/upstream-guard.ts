@@ -34,15 +34,23 @@ export interface UpstreamGuardOptions {
 const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
 
 function coolingDown(ms: number): GatewayError {
-  return new GatewayError('upstream_rate_limited', `The upstream asked the gateway to slow down; no new lookups for ${seconds(ms)} s. Cached answers are still served.`, {
-    headers: { 'retry-after': seconds(ms) },
-  });
+  return new GatewayError(
+    'upstream_rate_limited',
+    `The upstream asked the gateway to slow down; no new lookups for ${seconds(ms)} s. Cached answers are still served.`,
+    {
+      headers: { 'retry-after': seconds(ms) },
+    },
+  );
 }
 
 function breakerOpen(ms: number): GatewayError {
-  return new GatewayError('upstream_unavailable', `The upstream failed repeatedly; the gateway tries it again in ${seconds(ms)} s. Cached answers are still served.`, {
-    headers: { 'retry-after': seconds(ms) },
-  });
+  return new GatewayError(
+    'upstream_unavailable',
+    `The upstream failed repeatedly; the gateway tries it again in ${seconds(ms)} s. Cached answers are still served.`,
+    {
+      headers: { 'retry-after': seconds(ms) },
+    },
+  );
 }
 
 export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOptions): CacheLoad {
@@ -68,7 +76,9 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
       refuseIfClosed();
       const release = await bulkhead.acquire(deadline);
       if (typeof release !== 'function') {
-        throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', { headers: { 'retry-after': '1' } });
+        throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', {
+          headers: { 'retry-after': '1' },
+        });
       }
       try {
         // The wait for a slot may have outlasted a cooldown's start or the breaker's opening.

@@ -97,20 +97,48 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
   const staleIfErrorMs = options.staleIfErrorSeconds * 1000;
 
   /** The answer as this process holds it; a shared entry keeps the windows of the replica that fetched it (true `Age`). */
-  function answerOf(e164: string, from: Omit<TierEntry, 'v'>, origin: CachedAnswer['origin'], tierKey: string | undefined): CachedAnswer {
+  function answerOf(
+    e164: string,
+    from: Omit<TierEntry, 'v'>,
+    origin: CachedAnswer['origin'],
+    tierKey: string | undefined,
+  ): CachedAnswer {
     const { body, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed } = from;
-    const size = ENTRY_OVERHEAD_BYTES + e164.length + (ONE_BYTE.test(body) ? body.length : body.length * 2) + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
+    const size =
+      ENTRY_OVERHEAD_BYTES +
+      e164.length +
+      (ONE_BYTE.test(body) ? body.length : body.length * 2) +
+      (tierKey === undefined ? 0 : TIER_KEY_BYTES);
     // One shared string for the usual type instead of one copy per entry.
     const contentType = from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType;
     const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
-    return { body, contentType, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed, size, stored, origin, tierKey };
+    return {
+      body,
+      contentType,
+      storedAt,
+      ttlSeconds,
+      freshUntil,
+      revalidateUntil,
+      staleIfErrorUntil,
+      listed,
+      size,
+      stored,
+      origin,
+      tierKey,
+    };
   }
 
   function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
     const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
-    const windows = { storedAt: now, ttlSeconds, freshUntil, revalidateUntil: freshUntil + revalidateMs, staleIfErrorUntil: freshUntil + staleIfErrorMs };
+    const windows = {
+      storedAt: now,
+      ttlSeconds,
+      freshUntil,
+      revalidateUntil: freshUntil + revalidateMs,
+      staleIfErrorUntil: freshUntil + staleIfErrorMs,
+    };
     return answerOf(e164, { ...loaded, ...windows, listed }, 'upstream', tierKey);
   }
 
@@ -127,7 +155,10 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     maxSize: maxBytes,
     sizeCalculation: (answer) => answer.size,
     // Retention only; replaced per entry below. Fresh/stale is decided by the answer's own timestamps.
-    ttl: Math.max(1, (options.ttlSeconds + Math.max(options.staleWhileRevalidateSeconds, options.staleIfErrorSeconds)) * 1000),
+    ttl: Math.max(
+      1,
+      (options.ttlSeconds + Math.max(options.staleWhileRevalidateSeconds, options.staleIfErrorSeconds)) * 1000,
+    ),
     ttlResolution: 0,
     perf: { now: clock },
     allowStale: false,
@@ -137,9 +168,16 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     // A purge or an eviction during a load must not fail the callers waiting on it.
     ignoreFetchAbort: true,
     fetchMethod: async (e164, stale, { options: fetchOptions, context }) => {
-      const answer = tiered === undefined ? toAnswer(e164, await load(e164, context), clock()) : await tiered.load(e164, stale, context);
+      const answer =
+        tiered === undefined
+          ? toAnswer(e164, await load(e164, context), clock())
+          : await tiered.load(e164, stale, context);
       // Kept until the later of its two stale windows ends; 1 ms when nothing may be kept.
-      fetchOptions.ttl = Math.max(1, Math.max(answer.revalidateUntil, answer.staleIfErrorUntil) - (answer.origin === 'shared' ? clock() : answer.storedAt));
+      fetchOptions.ttl = Math.max(
+        1,
+        Math.max(answer.revalidateUntil, answer.staleIfErrorUntil) -
+          (answer.origin === 'shared' ? clock() : answer.storedAt),
+      );
       return answer;
     },
   });
@@ -175,7 +213,12 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     else refresh.catch(() => {});
   }
 
-  async function readSlow(e164: string, seen: CachedAnswer | undefined, now: number, context: LookupContext): Promise<CacheRead> {
+  async function readSlow(
+    e164: string,
+    seen: CachedAnswer | undefined,
+    now: number,
+    context: LookupContext,
+  ): Promise<CacheRead> {
     const stale = seen !== undefined && now < Math.max(seen.revalidateUntil, seen.staleIfErrorUntil) ? seen : undefined;
     if (stale !== undefined && now < stale.revalidateUntil) {
       refreshInBackground(e164, context);
@@ -196,9 +239,18 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     } catch (err) {
       const at = clock();
       const shared = err instanceof SharedStaleFallback ? err.answer : undefined;
-      const fallback = shared !== undefined && (stale === undefined || shared.staleIfErrorUntil > stale.staleIfErrorUntil) ? shared : stale;
+      const fallback =
+        shared !== undefined && (stale === undefined || shared.staleIfErrorUntil > stale.staleIfErrorUntil)
+          ? shared
+          : stale;
       if (fallback !== undefined && at < fallback.staleIfErrorUntil) {
-        return { answer: fallback, outcome: 'stale_if_error', collapsed: status.fetch === 'inflight', shared: fallback === shared, now: at };
+        return {
+          answer: fallback,
+          outcome: 'stale_if_error',
+          collapsed: status.fetch === 'inflight',
+          shared: fallback === shared,
+          now: at,
+        };
       }
       throw shared !== undefined ? (err as SharedStaleFallback).failure : err;
     }
@@ -208,18 +260,23 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     read(e164, context = UNNAMED_CALLER) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
-      if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, outcome: 'hit', collapsed: false, now });
+      if (seen !== undefined && now < seen.freshUntil)
+        return Promise.resolve({ answer: seen, outcome: 'hit', collapsed: false, now });
       return readSlow(e164, seen, now, context);
     },
     readFresh(e164) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
-      return seen !== undefined && now < seen.freshUntil ? { answer: seen, outcome: 'hit', collapsed: false, now } : undefined;
+      return seen !== undefined && now < seen.freshUntil
+        ? { answer: seen, outcome: 'hit', collapsed: false, now }
+        : undefined;
     },
     readStale(e164) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
-      return seen !== undefined && now < seen.staleIfErrorUntil ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now } : undefined;
+      return seen !== undefined && now < seen.staleIfErrorUntil
+        ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now }
+        : undefined;
     },
     delete: (e164) => lru.delete(e164),
     clear,

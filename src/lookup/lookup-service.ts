@@ -71,7 +71,8 @@ export function cacheStatusOf(read: CacheRead): string {
 }
 
 /** `Cache-Status` of a stale entry answered because the caller's deadline passed before the upstream answered. */
-const deadlineStatusOf = (read: CacheRead): string => `${CACHE_NAME}; fwd=stale; ttl=${Math.floor((read.answer.freshUntil - read.now) / 1000)}; detail=deadline`;
+const deadlineStatusOf = (read: CacheRead): string =>
+  `${CACHE_NAME}; fwd=stale; ttl=${Math.floor((read.answer.freshUntil - read.now) / 1000)}; detail=deadline`;
 
 function telemetryResult(read: CacheRead): CacheResult {
   switch (read.outcome) {
@@ -88,9 +89,13 @@ function telemetryResult(read: CacheRead): CacheResult {
 
 /** The upstream failure, carrying the `Cache-Status` of a lookup the cache could not answer. */
 function deadlinePassed(ms: number): GatewayError {
-  return new GatewayError('deadline_exceeded', `No answer within the caller's deadline of ${ms} ms; the lookup goes on and fills the cache, so asking again shortly is answered from it.`, {
-    headers: { 'cache-status': `${CACHE_NAME}; fwd=miss; detail=deadline` },
-  });
+  return new GatewayError(
+    'deadline_exceeded',
+    `No answer within the caller's deadline of ${ms} ms; the lookup goes on and fills the cache, so asking again shortly is answered from it.`,
+    {
+      headers: { 'cache-status': `${CACHE_NAME}; fwd=miss; detail=deadline` },
+    },
+  );
 }
 
 function withCacheStatus(err: unknown): unknown {

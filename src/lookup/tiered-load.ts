@@ -90,7 +90,8 @@ export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDep
     }
   }
 
-  const isFresh = (entry: Tried<TierEntry | undefined>): entry is TierEntry => entry !== FAILED && entry !== undefined && clock() < entry.freshUntil;
+  const isFresh = (entry: Tried<TierEntry | undefined>): entry is TierEntry =>
+    entry !== FAILED && entry !== undefined && clock() < entry.freshUntil;
 
   /** Waits for the lease holder's entry in short steps; takes the lease over if it is given back without one. */
   async function waitForFill(key: string): Promise<TierEntry | 'leased' | 'alone'> {
@@ -155,7 +156,12 @@ export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDep
     return answer;
   }
 
-  async function loadShared(e164: string, key: string, local: CachedAnswer | undefined, context: LookupContext): Promise<CachedAnswer> {
+  async function loadShared(
+    e164: string,
+    key: string,
+    local: CachedAnswer | undefined,
+    context: LookupContext,
+  ): Promise<CachedAnswer> {
     const found = await attempt(() => tier.get(key));
     if (found === FAILED) return upstream(e164, context, key);
     const now = clock();
@@ -165,7 +171,11 @@ export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDep
       if (local === undefined && now < found.revalidateUntil) return fromShared(e164, found, key);
     }
     const fallback =
-      found !== undefined && now < found.staleIfErrorUntil && (local === undefined || found.staleIfErrorUntil > local.staleIfErrorUntil) ? found : undefined;
+      found !== undefined &&
+      now < found.staleIfErrorUntil &&
+      (local === undefined || found.staleIfErrorUntil > local.staleIfErrorUntil)
+        ? found
+        : undefined;
     try {
       return await fill(e164, key, context);
     } catch (err) {

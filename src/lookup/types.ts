@@ -37,4 +37,3 @@ export interface LoadedAnswer {
   /** Whether the body lists anything, when the loader already parsed it (the body is then not parsed again). */
   listed?: boolean;
 }
-

@@ -10,9 +10,13 @@ export function bearerAuth(options: { tokens: GatewayTokens }): MiddlewareHandle
   return async function bearerAuth(c, next) {
     const header = c.req.header('authorization');
     if (!header) {
-      throw new GatewayError('unauthorized', 'A gateway access token is required: Authorization: Bearer <token> (POST /token/login).', {
-        headers: { 'www-authenticate': REALM },
-      });
+      throw new GatewayError(
+        'unauthorized',
+        'A gateway access token is required: Authorization: Bearer <token> (POST /token/login).',
+        {
+          headers: { 'www-authenticate': REALM },
+        },
+      );
     }
     const match = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i.exec(header);
     const verified = match ? await options.tokens.verify(match[1]!) : null;

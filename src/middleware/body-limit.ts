@@ -9,11 +9,16 @@ import { problemResponse } from '../errors.js';
  * after at most `maxBytes` for a chunked body, which is never held whole. `Connection: close` makes Node
  * drop the connection after the answer instead of reading the rest of an upload nobody wants.
  */
-export function requestBodyLimit(maxBytes: number, ownBounds: ReadonlySet<string> = new Set()): MiddlewareHandler<AppEnv> {
+export function requestBodyLimit(
+  maxBytes: number,
+  ownBounds: ReadonlySet<string> = new Set(),
+): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: (c) =>
-      problemResponse('payload_too_large', `The request body may hold at most ${maxBytes} bytes.`, c.get('requestId'), { connection: 'close' }),
+      problemResponse('payload_too_large', `The request body may hold at most ${maxBytes} bytes.`, c.get('requestId'), {
+        connection: 'close',
+      }),
   });
   return async function requestBodyLimit(c, next) {
     // GET and HEAD carry no body the gateway reads; skipping them keeps the lazy Request of the Node adapter lazy.

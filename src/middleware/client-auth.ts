@@ -32,12 +32,18 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
   const { tokens, basic } = options;
   return async function authenticate(c) {
     const header = c.req.header('authorization');
-    if (!header) return unauthorized('Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.');
+    if (!header)
+      return unauthorized(
+        'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',
+      );
     if (BEARER_SCHEME.test(header)) {
       const bearer = BEARER.exec(header);
       const verified = bearer === null ? null : await tokens.verify(bearer[1]!);
       if (verified) return { clientId: verified.clientId };
-      return unauthorized('The access token is missing, invalid or expired.', 'Bearer realm="callerid-gateway", error="invalid_token"');
+      return unauthorized(
+        'The access token is missing, invalid or expired.',
+        'Bearer realm="callerid-gateway", error="invalid_token"',
+      );
     }
     const encoded = BASIC.exec(header);
     if (!encoded) return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
@@ -45,7 +51,11 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
     if ('clientId' in verdict) return verdict;
     if (verdict.refused === 'throttled') {
       const seconds = String(verdict.retryAfterSeconds);
-      return { refused: new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } }) };
+      return {
+        refused: new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, {
+          headers: { 'retry-after': seconds },
+        }),
+      };
     }
     return unauthorized('Unknown client or wrong secret.');
   };

@@ -31,9 +31,16 @@ export interface GuardStatus {
   budget: { used: number; limit: number } | null;
 }
 
-export type GuardTelemetry = Pick<Telemetry, 'clientSearch' | 'clientUpstreamCall' | 'quotaRejected' | 'breakerOpened' | 'upstreamCooldown'>;
+export type GuardTelemetry = Pick<
+  Telemetry,
+  'clientSearch' | 'clientUpstreamCall' | 'quotaRejected' | 'breakerOpened' | 'upstreamCooldown'
+>;
 
-export function createGuardMetrics(registry: Registry, name: (n: string) => string, status: () => GuardStatus | undefined): GuardTelemetry {
+export function createGuardMetrics(
+  registry: Registry,
+  name: (n: string) => string,
+  status: () => GuardStatus | undefined,
+): GuardTelemetry {
   const registers = [registry];
   const searches = new Counter({
     name: name('client_searches_total'),
@@ -53,8 +60,16 @@ export function createGuardMetrics(registry: Registry, name: (n: string) => stri
     labelNames: ['client', 'scope'] as const,
     registers,
   });
-  const opens = new Counter({ name: name('upstream_breaker_opens_total'), help: 'Times the upstream circuit breaker opened.', registers });
-  const cooldowns = new Counter({ name: name('upstream_cooldowns_total'), help: 'Upstream 429 answers that started a cooldown.', registers });
+  const opens = new Counter({
+    name: name('upstream_breaker_opens_total'),
+    help: 'Times the upstream circuit breaker opened.',
+    registers,
+  });
+  const cooldowns = new Counter({
+    name: name('upstream_cooldowns_total'),
+    help: 'Upstream 429 answers that started a cooldown.',
+    registers,
+  });
   new Gauge({
     name: name('upstream_breaker_state'),
     help: 'The upstream circuit breaker: 1 for its current state (closed, open, half_open), 0 for the others.',

@@ -42,7 +42,8 @@ export function createKeyedHasher(options: KeyedHasherOptions = {}): KeyedHasher
   }
 
   let keyPromise: Promise<CryptoKey> | undefined;
-  const key = () => (keyPromise ??= crypto.subtle.importKey('raw', rawKey, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']));
+  const key = () =>
+    (keyPromise ??= crypto.subtle.importKey('raw', rawKey, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']));
   return {
     cached: (e164) => memo.get(e164),
     async hash(e164) {

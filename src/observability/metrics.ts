@@ -18,7 +18,16 @@ export const METRIC_PREFIX = 'callerid_gateway_';
 
 export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error', 'shared'];
 export const UPSTREAM_ENDPOINTS: readonly UpstreamEndpoint[] = ['token', 'search'];
-export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['ok', 'unauthorized', 'client_error', 'server_error', 'timeout', 'network', 'malformed', 'rate_limited'];
+export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = [
+  'ok',
+  'unauthorized',
+  'client_error',
+  'server_error',
+  'timeout',
+  'network',
+  'malformed',
+  'rate_limited',
+];
 export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
 export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
 export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
@@ -184,7 +193,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     upstreamTimeouts.inc({ endpoint }, 0);
     for (const outcome of UPSTREAM_OUTCOMES) upstreamCalls.inc({ endpoint, outcome }, 0);
   }
-  for (const result of TOKEN_REFRESH_RESULTS) for (const reason of TOKEN_REFRESH_REASONS) tokenRefreshes.inc({ result, reason }, 0);
+  for (const result of TOKEN_REFRESH_RESULTS)
+    for (const reason of TOKEN_REFRESH_REASONS) tokenRefreshes.inc({ result, reason }, 0);
   for (const scope of RATE_LIMIT_SCOPES) rateLimited.inc({ scope }, 0);
   for (const reason of CONSOLE_REFUSALS) consoleRefused.inc({ reason }, 0);
   for (const store of SHARED_STORES) {

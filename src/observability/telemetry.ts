@@ -2,7 +2,8 @@
 // Every argument comes from a closed set: no number, address, token or secret can reach a label.
 
 export type UpstreamEndpoint = 'token' | 'search';
-export type UpstreamOutcome = 'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
+export type UpstreamOutcome =
+  'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
 export type TokenRefreshResult = 'ok' | 'error';
 export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
 export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error' | 'shared';
@@ -11,7 +12,8 @@ export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
 /** Which piece of shared state a store holds; a closed set, used as a metric label. */
 export type SharedStoreName = 'token' | 'lookup' | 'counter';
 /** What one search answered, per caller: the cache's result, or which guard refused it. */
-export type SearchResult = CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
+export type SearchResult =
+  CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
 /** Which daily limit refused an upstream call. */
 export type QuotaScope = 'quota' | 'budget';
 /**

@@ -35,7 +35,10 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
     const digits = text.replace(/\D/g, '');
     if (digits.length < 3) return INVALID;
     // Without a region, "00" is the only international prefix we can assume.
-    const input = options.defaultRegion === undefined && /^00[1-9]/.test(digits) && !text.startsWith('+') ? `+${digits.slice(2)}` : text;
+    const input =
+      options.defaultRegion === undefined && /^00[1-9]/.test(digits) && !text.startsWith('+')
+        ? `+${digits.slice(2)}`
+        : text;
     const parsed = parsePhoneNumberFromString(input, { defaultCountry: options.defaultRegion, extract: false });
     if (!parsed || !parsed.isPossible()) return INVALID;
     return parsed.number;

@@ -5,7 +5,11 @@
  * With N trusted proxies in front, each appends the address it saw, so the client is the Nth entry from
  * the right; entries further left were written by the client itself and are never believed.
  */
-export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustedHops: number): string | undefined {
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  trustedHops: number,
+): string | undefined {
   if (trustedHops > 0 && forwardedFor) {
     const hops = forwardedFor
       .split(',')

@@ -80,14 +80,23 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
       : createFallbackCounterStore({
           shared: options.counters,
           mode: onStoreError,
-          health: options.health ?? createStoreHealth({ store: 'counter', kind: options.counters.kind, logger, telemetry }),
+          health:
+            options.health ?? createStoreHealth({ store: 'counter', kind: options.counters.kind, logger, telemetry }),
           clock,
           onStoreError(err) {
             if (onStoreError === 'memory') {
-              logOnce('rate_limit_store_fallback', {}, 'console rate limits: shared store unreachable, counting in memory on this replica');
+              logOnce(
+                'rate_limit_store_fallback',
+                {},
+                'console rate limits: shared store unreachable, counting in memory on this replica',
+              );
             } else {
               const reason = err.message.slice(0, 200);
-              logOnce('rate_limit_store_error', { reason }, `console rate limits: shared store unreachable, failing ${onStoreError}`);
+              logOnce(
+                'rate_limit_store_error',
+                { reason },
+                `console rate limits: shared store unreachable, failing ${onStoreError}`,
+              );
             }
           },
         });
@@ -96,7 +105,11 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
   const stateOf = (counted: CounterState | null, limit: number): RateLimitState =>
     counted === null
       ? full(limit)
-      : { limit, remaining: Math.max(0, limit - counted.count), resetSeconds: Math.max(0, Math.ceil((counted.resetAt - clock()) / 1000)) };
+      : {
+          limit,
+          remaining: Math.max(0, limit - counted.count),
+          resetSeconds: Math.max(0, Math.ceil((counted.resetAt - clock()) / 1000)),
+        };
 
   /** The policy closest to running out is the one a client needs to know about. */
   const tighter = (a: RateLimitState, t: RateLimitState): RateLimitState => (t.remaining < a.remaining ? t : a);
@@ -109,10 +122,14 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
       decision = await counters.consume(key, 1, limit, windowMs);
     } catch (err) {
       // Only `closed` lets a store error through (the other modes answered from memory or without counting).
-      throw new GatewayError('unavailable', 'The console is paused because its rate limits cannot be checked right now. Try again shortly.', {
-        headers: { 'retry-after': '10' },
-        cause: err,
-      });
+      throw new GatewayError(
+        'unavailable',
+        'The console is paused because its rate limits cannot be checked right now. Try again shortly.',
+        {
+          headers: { 'retry-after': '10' },
+          cause: err,
+        },
+      );
     }
     const state = stateOf(decision, limit);
     if (decision.allowed) return { ok: true, state };
@@ -140,12 +157,22 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
       const a = await take(await addressKey(address), perAddress);
       if (!a.ok) {
         telemetry.rateLimited('address');
-        return { allowed: false, scope: 'address', retryAfterSeconds: a.retryAfterSeconds, state: { ...a.state, resetSeconds: a.retryAfterSeconds } };
+        return {
+          allowed: false,
+          scope: 'address',
+          retryAfterSeconds: a.retryAfterSeconds,
+          state: { ...a.state, resetSeconds: a.retryAfterSeconds },
+        };
       }
       const t = await take(totalKey, total);
       if (!t.ok) {
         telemetry.rateLimited('total');
-        return { allowed: false, scope: 'total', retryAfterSeconds: t.retryAfterSeconds, state: { ...t.state, resetSeconds: t.retryAfterSeconds } };
+        return {
+          allowed: false,
+          scope: 'total',
+          retryAfterSeconds: t.retryAfterSeconds,
+          state: { ...t.state, resetSeconds: t.retryAfterSeconds },
+        };
       }
       return { allowed: true, state: tighter(a.state, t.state) };
     },

@@ -9,8 +9,12 @@ import { adminOnly } from './admin-cache.js';
 
 export function adminUsageRoutes(services: Pick<Services, 'config' | 'gatewayTokens' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get('/admin/usage', routeDocs.usage, bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients, 'read the usage'), async (c) =>
-    c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
+  app.get(
+    '/admin/usage',
+    routeDocs.usage,
+    bearerAuth({ tokens: services.gatewayTokens }),
+    adminOnly(services.config.adminClients, 'read the usage'),
+    async (c) => c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
   );
   return app;
 }

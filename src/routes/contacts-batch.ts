@@ -29,9 +29,17 @@ export function readNumbers(text: string, max: number): string[] {
   } catch {
     throw new GatewayError('bad_request', 'The body must be JSON: {"numbers": ["+44 20 7946 0001", ...]}.');
   }
-  const numbers = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { numbers?: unknown }).numbers : undefined;
-  if (!Array.isArray(numbers)) throw new GatewayError('bad_request', 'The body must be an object with an array "numbers".');
-  if (numbers.length > max) throw new GatewayError('payload_too_large', `A batch holds at most ${max} numbers; this one has ${numbers.length}.`);
+  const numbers =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as { numbers?: unknown }).numbers
+      : undefined;
+  if (!Array.isArray(numbers))
+    throw new GatewayError('bad_request', 'The body must be an object with an array "numbers".');
+  if (numbers.length > max)
+    throw new GatewayError(
+      'payload_too_large',
+      `A batch holds at most ${max} numbers; this one has ${numbers.length}.`,
+    );
   const bad = numbers.findIndex((n) => typeof n !== 'string');
   if (bad !== -1) throw new GatewayError('bad_request', `numbers[${bad}] is not a string.`);
   return numbers as string[];
@@ -50,7 +58,9 @@ function itemJson(what: string, e164: string | null, outcome: Outcome, requestId
   return `${head},"status":${err.status}${cacheStatus === undefined ? '' : `,"cacheStatus":${JSON.stringify(cacheStatus)}`},"problem":${JSON.stringify(problem)}}`;
 }
 
-export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient'>): Hono<AppEnv> {
+export function contactsBatchRoutes(
+  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient'>,
+): Hono<AppEnv> {
   const { config, normalizer, lookup, guard } = services;
   const max = config.batch.maxNumbers;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
@@ -65,9 +75,13 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normali
       // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
       const { state } = guard.rate.take(client);
       guard.countSearch(client, 'rate_limited');
-      throw new GatewayError('too_many_requests', `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`, {
-        headers: { ...rateLimitHeaders(state, guard.rate.policy), 'retry-after': String(state.resetSeconds) },
-      });
+      throw new GatewayError(
+        'too_many_requests',
+        `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`,
+        {
+          headers: { ...rateLimitHeaders(state, guard.rate.policy), 'retry-after': String(state.resetSeconds) },
+        },
+      );
     }
     const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
     const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
@@ -81,20 +95,36 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'normali
       try {
         e164 = normalizer.normalize(what);
       } catch (err) {
-        return err instanceof GatewayError ? err : new GatewayError('invalid_number', 'Not a possible telephone number.');
+        return err instanceof GatewayError
+          ? err
+          : new GatewayError('invalid_number', 'Not a possible telephone number.');
       }
       if (!lookups.has(e164)) {
         const taken = guard.rate.take(client);
         rate = taken.state;
         if (!taken.allowed) {
           const retryAfter = String(taken.state.resetSeconds);
-          lookups.set(e164, Promise.resolve({ failed: new GatewayError('too_many_requests', `This client made more than ${taken.state.limit} searches this minute; try again in ${retryAfter} s.`, { headers: { 'retry-after': retryAfter } }) }));
+          lookups.set(
+            e164,
+            Promise.resolve({
+              failed: new GatewayError(
+                'too_many_requests',
+                `This client made more than ${taken.state.limit} searches this minute; try again in ${retryAfter} s.`,
+                { headers: { 'retry-after': retryAfter } },
+              ),
+            }),
+          );
         } else {
           lookups.set(
             e164,
             lookup.lookup(e164, { client }, { deadlineMs: deadline.ms }).then(
               (found): Outcome => ({ found }),
-              (err: unknown): Outcome => ({ failed: err instanceof GatewayError ? err : new GatewayError('internal', 'This number could not be looked up; please contact support.') }),
+              (err: unknown): Outcome => ({
+                failed:
+                  err instanceof GatewayError
+                    ? err
+                    : new GatewayError('internal', 'This number could not be looked up; please contact support.'),
+              }),
             ),
           );
         }

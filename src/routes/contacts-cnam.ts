@@ -53,11 +53,17 @@ const SEARCH_RESULT_OF: Partial<Record<CnamResult, SearchResult>> = {
 
 const TEXT = 'text/plain; charset=utf-8';
 
-export function contactsCnamRoutes(services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'logger'>): Hono<AppEnv> {
+export function contactsCnamRoutes(
+  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'logger'>,
+): Hono<AppEnv> {
   const { config, normalizer, lookup, guard, logger } = services;
   const { fallback, deadlineMs } = config.cnam;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? deadlineMs;
-  const callerNameOf = createCallerNameOf({ resultsPath: config.upstreamBody.resultsPath, displayNamePath: config.cnam.displayNamePath, maxLength: config.cnam.maxLength });
+  const callerNameOf = createCallerNameOf({
+    resultsPath: config.upstreamBody.resultsPath,
+    displayNamePath: config.cnam.displayNamePath,
+    maxLength: config.cnam.maxLength,
+  });
   const app = new Hono<AppEnv>();
 
   app.get(CNAM_ROUTE, routeDocs.cnam, async (c) => {
@@ -102,7 +108,13 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'normaliz
       guard.countSearch(client, found.cache ?? 'miss');
     } catch (err) {
       if (!(err instanceof GatewayError)) {
-        logger.error({ event: 'cnam_failed', err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'CNAM lookup failed');
+        logger.error(
+          {
+            event: 'cnam_failed',
+            err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+          },
+          'CNAM lookup failed',
+        );
       }
       result = err instanceof GatewayError ? (RESULT_OF_ERROR[err.code] ?? 'upstream-error') : 'gateway-error';
       const cacheStatus = err instanceof GatewayError ? err.headers['cache-status'] : undefined;

@@ -53,29 +53,38 @@ export function lookupHeaders(result: LookupResult): Record<string, string> {
   return headers;
 }
 
-export function contactsSearchRoutes(services: Pick<Services, 'config' | 'authenticateClient' | 'normalizer' | 'lookup' | 'guard'>): Hono<AppEnv> {
+export function contactsSearchRoutes(
+  services: Pick<Services, 'config' | 'authenticateClient' | 'normalizer' | 'lookup' | 'guard'>,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
 
-  app.get('/v2/contacts/search', routeDocs.search, clientAuth(services.authenticateClient), clientSearchGuard(services.guard), async (c) => {
-    const e164 = services.normalizer.normalize(readWhat(c));
-    const note: LookupNote = { e164 };
-    c.set('lookup', note);
-    const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
-    let result: LookupResult;
-    try {
-      result = await services.lookup.lookup(e164, { client: c.get('clientId') }, { deadlineMs: deadline.ms });
-    } catch (err) {
-      // Said on the 504 too: the caller's wait is what ended it. Each lookup failure is this caller's own object.
-      if (deadline.applied !== undefined && err instanceof GatewayError) err.headers['preference-applied'] = deadline.applied;
-      throw err;
-    }
-    note.cache = result.cache;
-    const headers = lookupHeaders(result);
-    if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
-    return c.body(result.body, 200, headers);
-  });
+  app.get(
+    '/v2/contacts/search',
+    routeDocs.search,
+    clientAuth(services.authenticateClient),
+    clientSearchGuard(services.guard),
+    async (c) => {
+      const e164 = services.normalizer.normalize(readWhat(c));
+      const note: LookupNote = { e164 };
+      c.set('lookup', note);
+      const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
+      let result: LookupResult;
+      try {
+        result = await services.lookup.lookup(e164, { client: c.get('clientId') }, { deadlineMs: deadline.ms });
+      } catch (err) {
+        // Said on the 504 too: the caller's wait is what ended it. Each lookup failure is this caller's own object.
+        if (deadline.applied !== undefined && err instanceof GatewayError)
+          err.headers['preference-applied'] = deadline.applied;
+        throw err;
+      }
+      note.cache = result.cache;
+      const headers = lookupHeaders(result);
+      if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
+      return c.body(result.body, 200, headers);
+    },
+  );
 
   return app;
 }

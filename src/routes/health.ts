@@ -30,7 +30,10 @@ export function healthRoutes(options: HealthOptions): Hono<AppEnv> {
     };
     // While the token manager is backing off, say why without asking the token endpoint again.
     if (before.retryAt !== null) {
-      return notReady(`no upstream token (${before.lastError ?? 'refresh failing'}); next attempt after back-off`, before.retryAt);
+      return notReady(
+        `no upstream token (${before.lastError ?? 'refresh failing'}); next attempt after back-off`,
+        before.retryAt,
+      );
     }
     try {
       // Single-flight inside the token manager: probes share the refresh that searches would start anyway.

@@ -26,9 +26,14 @@ export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
     if (token !== undefined) {
       const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header('authorization') ?? '');
       if (!match || !(await sameSecret(match[1]!, token))) {
-        return problemResponse('unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>.', c.get('requestId') ?? crypto.randomUUID(), {
-          'www-authenticate': 'Bearer realm="callerid-gateway-metrics"',
-        });
+        return problemResponse(
+          'unauthorized',
+          'Metrics need Authorization: Bearer <METRICS_TOKEN>.',
+          c.get('requestId') ?? crypto.randomUUID(),
+          {
+            'www-authenticate': 'Bearer realm="callerid-gateway-metrics"',
+          },
+        );
       }
     }
     const { body, contentType } = await metrics.render();

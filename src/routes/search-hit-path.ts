@@ -56,11 +56,14 @@ function singleWhat(query: string): string | undefined {
   return found;
 }
 
-export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>): SearchHitPath {
+export function createSearchHitPath(
+  services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>,
+): SearchHitPath {
   const { gatewayTokens, normalizer, lookup, guard } = services;
 
   return function searchHitPath(method, target, authorization, requestIdHeader) {
-    if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined) return undefined;
+    if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
+      return undefined;
     const bearer = BEARER.exec(authorization);
     const verified = bearer === null ? undefined : gatewayTokens.peek(bearer[1]!);
     if (verified === undefined) return undefined;
@@ -75,10 +78,19 @@ export function createSearchHitPath(services: Pick<Services, 'gatewayTokens' | '
     const rate = guard.rate.take(verified.clientId);
     guard.countSearch(verified.clientId, 'hit');
 
-    const requestId = typeof requestIdHeader === 'string' && GOOD_REQUEST_ID.test(requestIdHeader) ? requestIdHeader : crypto.randomUUID();
+    const requestId =
+      typeof requestIdHeader === 'string' && GOOD_REQUEST_ID.test(requestIdHeader)
+        ? requestIdHeader
+        : crypto.randomUUID();
     const headers = lookupHeaders(result);
     Object.assign(headers, rateLimitHeaders(rate.state, guard.rate.policy));
     headers['x-request-id'] = requestId;
-    return { headers, body: result.body, requestId, clientId: verified.clientId, lookup: { e164, cache: result.cache } };
+    return {
+      headers,
+      body: result.body,
+      requestId,
+      clientId: verified.clientId,
+      lookup: { e164, cache: result.cache },
+    };
   };
 }

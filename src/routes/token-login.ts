@@ -25,7 +25,8 @@ export function tokenLoginRoutes(
     const form = new URLSearchParams(await c.req.text());
     const field = (name: string) => {
       const values = form.getAll(name);
-      if (values.length > 1) throw oauthError('bad_request', 'invalid_request', `The field "${name}" is given more than once.`);
+      if (values.length > 1)
+        throw oauthError('bad_request', 'invalid_request', `The field "${name}" is given more than once.`);
       return values[0] ?? '';
     };
     const grantType = field('grant_type');
@@ -38,7 +39,11 @@ export function tokenLoginRoutes(
     if (!clientId || !clientSecret) {
       throw oauthError('bad_request', 'invalid_request', 'The fields "client_id" and "client_secret" are required.');
     }
-    const address = clientAddress(services.peerAddress(c), c.req.header('x-forwarded-for'), services.config.trustProxyHops);
+    const address = clientAddress(
+      services.peerAddress(c),
+      c.req.header('x-forwarded-for'),
+      services.config.trustProxyHops,
+    );
     const attempt = await services.loginThrottle.begin(clientId, address);
     if (!attempt.allowed) {
       const seconds = String(attempt.retryAfterSeconds);
@@ -50,7 +55,10 @@ export function tokenLoginRoutes(
     if (!(await services.clients.authenticate(clientId, clientSecret))) {
       // The id only when it is registered: an unknown one may be a secret pasted into the wrong field.
       const known = services.clients.has(clientId);
-      logger.warn({ event: 'login_failed', reason: 'invalid_client', knownClient: known, clientId: known ? clientId : undefined }, 'login failed');
+      logger.warn(
+        { event: 'login_failed', reason: 'invalid_client', knownClient: known, clientId: known ? clientId : undefined },
+        'login failed',
+      );
       throw oauthError('unauthorized', 'invalid_client', 'Unknown client or wrong secret.');
     }
     await attempt.succeeded();

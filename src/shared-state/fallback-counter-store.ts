@@ -36,15 +36,22 @@ export function createFallbackCounterStore(options: FallbackCounterStoreOptions)
   // The shared store is skipped until then: a Redis that accepts and hangs would cost every request its timeout.
   let skipUntil = 0;
 
-  async function attempt<T>(op: (store: CounterStore) => Promise<T>, fallback: (err: StoreUnavailableError) => Promise<T>): Promise<T> {
-    if (clock() < skipUntil) return fallback(new StoreUnavailableError('counter', 'shared counter store is down; retrying shortly'));
+  async function attempt<T>(
+    op: (store: CounterStore) => Promise<T>,
+    fallback: (err: StoreUnavailableError) => Promise<T>,
+  ): Promise<T> {
+    if (clock() < skipUntil)
+      return fallback(new StoreUnavailableError('counter', 'shared counter store is down; retrying shortly'));
     try {
       const result = await op(shared);
       skipUntil = 0;
       health.up();
       return result;
     } catch (err) {
-      const failure = err instanceof StoreUnavailableError ? err : new StoreUnavailableError('counter', 'shared counter store failed', { cause: err });
+      const failure =
+        err instanceof StoreUnavailableError
+          ? err
+          : new StoreUnavailableError('counter', 'shared counter store failed', { cause: err });
       skipUntil = clock() + retryAfterMs;
       health.down(failure);
       return fallback(failure);
@@ -66,17 +73,26 @@ export function createFallbackCounterStore(options: FallbackCounterStoreOptions)
     consume: (key, points, limit, windowMs) =>
       attempt(
         (s) => s.consume(key, points, limit, windowMs),
-        degraded(() => local.consume(key, points, limit, windowMs), () => ({ allowed: true, ...uncounted(windowMs) })),
+        degraded(
+          () => local.consume(key, points, limit, windowMs),
+          () => ({ allowed: true, ...uncounted(windowMs) }),
+        ),
       ),
     add: (key, points, windowMs) =>
       attempt(
         (s) => s.add(key, points, windowMs),
-        degraded(() => local.add(key, points, windowMs), () => uncounted(windowMs)),
+        degraded(
+          () => local.add(key, points, windowMs),
+          () => uncounted(windowMs),
+        ),
       ),
     get: (key) =>
       attempt(
         (s) => s.get(key),
-        degraded(() => local.get(key), () => null),
+        degraded(
+          () => local.get(key),
+          () => null,
+        ),
       ),
   };
 }

@@ -12,7 +12,12 @@ export interface StoreHealth {
   readonly isUp: boolean;
 }
 
-export function createStoreHealth(options: { store: SharedStoreName; kind: string; logger: Logger; telemetry: Telemetry }): StoreHealth {
+export function createStoreHealth(options: {
+  store: SharedStoreName;
+  kind: string;
+  logger: Logger;
+  telemetry: Telemetry;
+}): StoreHealth {
   const { store, kind, logger, telemetry } = options;
   let isUp = true;
   telemetry.sharedStore(store, true);
@@ -29,7 +34,10 @@ export function createStoreHealth(options: { store: SharedStoreName; kind: strin
       isUp = false;
       telemetry.sharedStore(store, false);
       const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
-      logger.warn({ event: 'shared_store_down', store, kind, reason }, `shared ${store} store unreachable; this process falls back to its own state`);
+      logger.warn(
+        { event: 'shared_store_down', store, kind, reason },
+        `shared ${store} store unreachable; this process falls back to its own state`,
+      );
     },
     get isUp() {
       return isUp;

@@ -118,7 +118,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** The real service takes numbers as typed; the simulator accepts E.164 and its common spellings. */
@@ -145,18 +148,21 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   function hugeBody(bytes: number): ReadableStream<Uint8Array> {
     const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
     let left = bytes;
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (left <= 0) {
-          controller.close();
-          return;
-        }
-        const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
-        left -= piece.length;
-        hugeBodyBytesSent += piece.length;
-        controller.enqueue(piece);
+    return new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (left <= 0) {
+            controller.close();
+            return;
+          }
+          const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+          left -= piece.length;
+          hugeBodyBytesSent += piece.length;
+          controller.enqueue(piece);
+        },
       },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   }
   let searchesInFlight = 0;
   let maxSearchesInFlight = 0;
@@ -168,7 +174,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       if (partial[key] !== undefined) (next as Record<string, unknown>)[key] = partial[key];
     }
     // null is a value here (no Retry-After), not "leave as is".
-    if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null) next.rateLimitRetryAfter = null;
+    if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null)
+      next.rateLimitRetryAfter = null;
     faults = next;
   }
 

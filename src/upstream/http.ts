@@ -29,7 +29,8 @@ export interface UpstreamHttp {
 export type TransportFailure = 'timeout' | 'network' | 'too_large';
 
 /** The metric outcome of a transport failure: an oversized answer is an unusable one. */
-export const transportOutcome = (kind: TransportFailure): UpstreamOutcome => (kind === 'too_large' ? 'malformed' : kind);
+export const transportOutcome = (kind: TransportFailure): UpstreamOutcome =>
+  kind === 'too_large' ? 'malformed' : kind;
 
 /** Default UPSTREAM_MAX_BODY_BYTES. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -58,7 +59,12 @@ export async function readBounded(chunks: AsyncIterable<Uint8Array>, maxBytes: n
 
 /** True when a declared Content-Length already says the answer is too large. */
 export function declaredTooLarge(contentLength: string | null | undefined, maxBytes: number): boolean {
-  return contentLength !== null && contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes;
+  return (
+    contentLength !== null &&
+    contentLength !== undefined &&
+    /^\d+$/.test(contentLength) &&
+    Number(contentLength) > maxBytes
+  );
 }
 
 export class UpstreamTransportError extends Error {
@@ -88,11 +94,21 @@ export function createFetchHttp(fetchFn: typeof fetch, options: { maxBodyBytes?:
           await res.body?.cancel();
           throw tooLarge(maxBodyBytes);
         }
-        const body = res.body === null ? '' : await readBounded(res.body as unknown as AsyncIterable<Uint8Array>, maxBodyBytes).catch(async (err: unknown) => {
-          await res.body?.cancel().catch(() => undefined);
-          throw err;
-        });
-        return { status: res.status, contentType: res.headers.get('content-type'), body, retryAfter: res.headers.get('retry-after') };
+        const body =
+          res.body === null
+            ? ''
+            : await readBounded(res.body as unknown as AsyncIterable<Uint8Array>, maxBodyBytes).catch(
+                async (err: unknown) => {
+                  await res.body?.cancel().catch(() => undefined);
+                  throw err;
+                },
+              );
+        return {
+          status: res.status,
+          contentType: res.headers.get('content-type'),
+          body,
+          retryAfter: res.headers.get('retry-after'),
+        };
       } catch (err) {
         if (err instanceof UpstreamTransportError) throw err;
         if (signal.aborted) {

@@ -58,7 +58,8 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
   // The request headers change only with the token: built once per token, not once per search.
   let headersOf = { token: '', headers: {} as Record<string, string> };
   const requestHeaders = (token: string): Record<string, string> => {
-    if (headersOf.token !== token) headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
+    if (headersOf.token !== token)
+      headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
     return headersOf.headers;
   };
 
@@ -97,8 +98,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
       telemetry.upstreamCall('search', transportOutcome(kind), seconds());
       logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
-      if (kind === 'timeout') throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
-      if (kind === 'too_large') throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', { cause: err });
+      if (kind === 'timeout')
+        throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
+      if (kind === 'too_large')
+        throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', {
+          cause: err,
+        });
       throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
     }
     // The one parse of the body: it vouches for the JSON and says whether anything is listed.
@@ -117,12 +122,18 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       const firstToken = options.tokens.peek?.() ?? (await tokenBefore(deadline));
       let { res, outcome, json } = await send(url, firstToken, deadline, 1);
       if (res.status === 401) {
-        logger.info({ event: 'upstream_search_unauthorized', attempt: 1 }, 'upstream refused the token; retrying with a fresh one');
+        logger.info(
+          { event: 'upstream_search_unauthorized', attempt: 1 },
+          'upstream refused the token; retrying with a fresh one',
+        );
         options.tokens.invalidate(firstToken);
         const secondToken = await tokenBefore(deadline);
         ({ res, outcome, json } = await send(url, secondToken, deadline, 2));
         if (res.status === 401) {
-          logger.error({ event: 'upstream_search_unauthorized', attempt: 2 }, "the upstream refused the gateway's credentials");
+          logger.error(
+            { event: 'upstream_search_unauthorized', attempt: 2 },
+            "the upstream refused the gateway's credentials",
+          );
           throw new GatewayError('upstream_error', "the upstream refused the gateway's credentials");
         }
       }
@@ -130,10 +141,14 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       if (res.status === 200) {
         // Parsed to vouch for it; the string itself is what callers and the cache receive.
         if (outcome === 'malformed' || json === undefined) {
-          logger.warn({ event: 'upstream_search_malformed', status: 200 }, 'upstream search answered a body that is not a JSON object');
+          logger.warn(
+            { event: 'upstream_search_malformed', status: 200 },
+            'upstream search answered a body that is not a JSON object',
+          );
           throw new GatewayError('upstream_error', 'the upstream answered a malformed body');
         }
-        const contentType = res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
+        const contentType =
+          res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
         if (resultsPath === undefined) return { body: res.body, contentType };
         const results = readPath(json, resultsPath);
         return { body: res.body, contentType, listed: Array.isArray(results) && results.length > 0 };

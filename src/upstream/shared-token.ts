@@ -112,7 +112,10 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
     }
   }
 
-  async function rejoin(own: ObtainedToken, acceptable: (token: SourcedToken) => boolean): Promise<SourcedToken | null> {
+  async function rejoin(
+    own: ObtainedToken,
+    acceptable: (token: SourcedToken) => boolean,
+  ): Promise<SourcedToken | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let late = false;
     const bound = new Promise<never>((_, reject) => {

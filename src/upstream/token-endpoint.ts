@@ -45,7 +45,8 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
 
   async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
     const started = clock();
-    const record = (outcome: UpstreamOutcome): void => telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
+    const record = (outcome: UpstreamOutcome): void =>
+      telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
     let res;
     try {
       res = await options.http.request({
@@ -63,7 +64,11 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
       const outcome = transportOutcome(kind);
       record(outcome);
-      const reason = { timeout: 'token endpoint timed out', network: 'token endpoint unreachable', too_large: 'token endpoint answered too large a body' }[kind];
+      const reason = {
+        timeout: 'token endpoint timed out',
+        network: 'token endpoint unreachable',
+        too_large: 'token endpoint answered too large a body',
+      }[kind];
       throw new RefreshFailure(outcome, reason);
     }
     if (res.status !== 200) {
@@ -77,7 +82,11 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       return parsed;
     } catch (err) {
       record('malformed');
-      throw new RefreshFailure('malformed', err instanceof Error ? err.message : 'malformed token response', res.status);
+      throw new RefreshFailure(
+        'malformed',
+        err instanceof Error ? err.message : 'malformed token response',
+        res.status,
+      );
     }
   }
 

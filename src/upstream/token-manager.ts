@@ -86,7 +86,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const shared: SharedTokenSource | null = options.store
     ? createSharedTokenSource({
         store: options.store,
-        health: options.storeHealth ?? createStoreHealth({ store: 'token', kind: options.store.kind, logger, telemetry }),
+        health:
+          options.storeHealth ?? createStoreHealth({ store: 'token', kind: options.store.kind, logger, telemetry }),
         ownObtain: endpoint.login,
         storeTimeoutMs,
         waitMs: storeWaitMs,
@@ -107,7 +108,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let lastError: string | null = null;
   let retryAt: number | null = null;
   const rejoin: TokenRejoin | null = shared
-    ? createTokenRejoin({ source: shared, intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS, background: options.background })
+    ? createTokenRejoin({
+        source: shared,
+        intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS,
+        background: options.background,
+      })
     : null;
 
   const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
@@ -168,7 +173,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         telemetry.tokenRefresh('ok', reason);
         const source = generation === null ? 'own' : 'shared';
         logger.info(
-          { event: 'upstream_token_refreshed', reason, source, generation, expiresAt: new Date(expiresAt).toISOString(), lifetimeMs },
+          {
+            event: 'upstream_token_refreshed',
+            reason,
+            source,
+            generation,
+            expiresAt: new Date(expiresAt).toISOString(),
+            lifetimeMs,
+          },
           'upstream token refreshed',
         );
         return held;
@@ -214,21 +226,36 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
    */
   function askToRejoin(source: TokenRejoin, held: HeldToken, now: number): void {
     const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
-    source.ask(now, own, (token) => clock() < hold(token).usableUntil, (found) => {
-      // A refresh or a 401 meanwhile decided for itself.
-      if (current !== held || refresh !== null) return;
-      current = hold(found);
-      const how = found.token === held.token ? 'offered' : 'adopted';
-      logger.info(
-        { event: 'upstream_token_rejoined', how, generation: found.generation, expiresAt: new Date(found.expiresAt).toISOString() },
-        how === 'offered' ? "token store answers again; published this replica's token for the deployment" : "token store answers again; using the deployment's token",
-      );
-    });
+    source.ask(
+      now,
+      own,
+      (token) => clock() < hold(token).usableUntil,
+      (found) => {
+        // A refresh or a 401 meanwhile decided for itself.
+        if (current !== held || refresh !== null) return;
+        current = hold(found);
+        const how = found.token === held.token ? 'offered' : 'adopted';
+        logger.info(
+          {
+            event: 'upstream_token_rejoined',
+            how,
+            generation: found.generation,
+            expiresAt: new Date(found.expiresAt).toISOString(),
+          },
+          how === 'offered'
+            ? "token store answers again; published this replica's token for the deployment"
+            : "token store answers again; using the deployment's token",
+        );
+      },
+    );
   }
 
   function pendingRefresh(now: number): Refresh | null {
     if (refresh !== null && now - refresh.startedAt > abandonAfterMs) {
-      logger.warn({ event: 'upstream_token_refresh_abandoned', startedAt: new Date(refresh.startedAt).toISOString() }, 'upstream token refresh never settled; starting another');
+      logger.warn(
+        { event: 'upstream_token_refresh_abandoned', startedAt: new Date(refresh.startedAt).toISOString() },
+        'upstream token refresh never settled; starting another',
+      );
       refresh = null;
     }
     return refresh;

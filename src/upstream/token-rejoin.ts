@@ -12,10 +12,19 @@ export interface TokenRejoin {
    * has passed, never awaited by the search. `adopt` gets the deployment's token (published by another replica,
    * or `own` offered and numbered by the store) when the store answers with one that `acceptable` takes.
    */
-  ask(now: number, own: ObtainedToken, acceptable: (token: SourcedToken) => boolean, adopt: (token: SourcedToken) => void): void;
+  ask(
+    now: number,
+    own: ObtainedToken,
+    acceptable: (token: SourcedToken) => boolean,
+    adopt: (token: SourcedToken) => void,
+  ): void;
 }
 
-export function createTokenRejoin(options: { source: SharedTokenSource; intervalMs: number; background?: RunInBackground }): TokenRejoin {
+export function createTokenRejoin(options: {
+  source: SharedTokenSource;
+  intervalMs: number;
+  background?: RunInBackground;
+}): TokenRejoin {
   const { source, intervalMs } = options;
   let asking = false;
   let nextAt = 0;

@@ -31,7 +31,9 @@ describe('gateway tokens', () => {
     expect(await ours.verify(foreign)).toBeNull();
     const token = (await ours.issue('crm')).accessToken;
     const [h, p, s] = token.split('.');
-    const forgedPayload = btoa(JSON.stringify({ ...JSON.parse(atob(p!.replace(/-/g, '+').replace(/_/g, '/'))), sub: 'admin' })).replace(/=+$/, '');
+    const forgedPayload = btoa(
+      JSON.stringify({ ...JSON.parse(atob(p!.replace(/-/g, '+').replace(/_/g, '/'))), sub: 'admin' }),
+    ).replace(/=+$/, '');
     expect(await ours.verify(`${h}.${forgedPayload}.${s}`)).toBeNull();
     expect(await ours.verify('not-a-jwt')).toBeNull();
     expect(await ours.verify('')).toBeNull();
@@ -41,9 +43,16 @@ describe('gateway tokens', () => {
     const t = fakeClock();
     const old = await createGatewayTokens({ secret: OTHER, ttlSeconds: 60, clock: t.clock });
     const oldToken = (await old.issue('crm')).accessToken;
-    const rotated = await createGatewayTokens({ secret: SECRET, previousSecrets: [OTHER], ttlSeconds: 60, clock: t.clock });
+    const rotated = await createGatewayTokens({
+      secret: SECRET,
+      previousSecrets: [OTHER],
+      ttlSeconds: 60,
+      clock: t.clock,
+    });
     expect(await rotated.verify(oldToken)).toMatchObject({ clientId: 'crm' });
-    const header = JSON.parse(atob((await rotated.issue('crm')).accessToken.split('.')[0]!.replace(/-/g, '+').replace(/_/g, '/')));
+    const header = JSON.parse(
+      atob((await rotated.issue('crm')).accessToken.split('.')[0]!.replace(/-/g, '+').replace(/_/g, '/')),
+    );
     expect(header).toMatchObject({ alg: 'HS256' });
     expect(typeof header.kid).toBe('string');
   });
@@ -53,7 +62,12 @@ describe('gateway tokens: registration and spelling', () => {
   it('accepts a token only while its client is registered, in verify and in peek', async () => {
     const t = fakeClock();
     const registered = new Set(['crm']);
-    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock, isRegistered: (id) => registered.has(id) });
+    const tokens = await createGatewayTokens({
+      secret: SECRET,
+      ttlSeconds: 60,
+      clock: t.clock,
+      isRegistered: (id) => registered.has(id),
+    });
     const { accessToken } = await tokens.issue('crm');
     expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
     expect(tokens.peek(accessToken)).toMatchObject({ clientId: 'crm' });
@@ -68,7 +82,8 @@ describe('gateway tokens: registration and spelling', () => {
     const { accessToken } = await tokens.issue('crm');
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const last = alphabet.indexOf(accessToken.at(-1)!);
-    for (const bits of [1, 2, 3]) expect(await tokens.verify(accessToken.slice(0, -1) + alphabet[last ^ bits])).toBeNull();
+    for (const bits of [1, 2, 3])
+      expect(await tokens.verify(accessToken.slice(0, -1) + alphabet[last ^ bits])).toBeNull();
     expect(await tokens.verify(`${accessToken}=`)).toBeNull();
     expect(await tokens.verify(accessToken.replace('.', '=.'))).toBeNull();
     expect(await tokens.verify(accessToken.replace(/\.([^.]+)\./, '.$1=.'))).toBeNull();

@@ -5,7 +5,9 @@ import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = checkRequirement(fileRequirement(CHROMIUM, `Chromium at ${CHROMIUM} (apt-get install -y chromium)`));
+const hasChromium = checkRequirement(
+  fileRequirement(CHROMIUM, `Chromium at ${CHROMIUM} (apt-get install -y chromium)`),
+);
 // Screenshots are for looking at, never for the repository.
 const SHOTS = '/tmp/callerid-console-screenshots';
 
@@ -19,7 +21,9 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-    stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000', CONSOLE_RATE_TOTAL: '10000' } });
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000', CONSOLE_RATE_TOTAL: '10000' },
+    });
     limited = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '2' } });
   });
   afterAll(async () => {
@@ -28,7 +32,10 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
     await limited?.close();
   });
 
-  async function open(base: string, options: BrowserContextOptions): Promise<{ page: Page; cspViolations: string[]; close(): Promise<void> }> {
+  async function open(
+    base: string,
+    options: BrowserContextOptions,
+  ): Promise<{ page: Page; cspViolations: string[]; close(): Promise<void> }> {
     const context = await browser.newContext(options);
     const page = await context.newPage();
     const cspViolations: string[] = [];
@@ -76,9 +83,16 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
   });
 
   it('shows the refusal on a phone (390x844, iPhone)', async () => {
-    const { page, close } = await open(stack.gateway.url, { viewport: { width: 390, height: 844 }, userAgent: PHONES.iPhone, isMobile: true, hasTouch: true });
+    const { page, close } = await open(stack.gateway.url, {
+      viewport: { width: 390, height: 844 },
+      userAgent: PHONES.iPhone,
+      isMobile: true,
+      hasTouch: true,
+    });
     try {
-      await expect(page.getByRole('heading', { name: 'Available on tablets and larger devices' }).isVisible()).resolves.toBe(true);
+      await expect(
+        page.getByRole('heading', { name: 'Available on tablets and larger devices' }).isVisible(),
+      ).resolves.toBe(true);
       expect(await page.locator('#what').count()).toBe(0);
       await page.screenshot({ path: `${SHOTS}/phone-refusal.png`, fullPage: true });
     } finally {
@@ -159,7 +173,8 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
 
   it('counts down once: the message and the quota line show the same seconds while rate limited', async () => {
     const { page, close } = await open(limited.gateway.url, { viewport: { width: 1280, height: 800 } });
-    const secondsIn = async (selector: string) => Number(/(\d+) s\b/.exec(await page.locator(selector).innerText())?.[1]);
+    const secondsIn = async (selector: string) =>
+      Number(/(\d+) s\b/.exec(await page.locator(selector).innerText())?.[1]);
     try {
       for (const what of ['020 7946 0001', '020 7946 0002', '020 7946 0004']) {
         await page.locator('#what').fill(what);
@@ -168,7 +183,10 @@ describe.skipIf(!hasChromium)('console in Chromium', () => {
       }
       await page.locator('#status').filter({ hasText: 'Too many requests' }).waitFor();
       for (let i = 0; i < 2; i++) {
-        const [status, quota] = await page.evaluate(() => [document.getElementById('status')!.innerText, document.getElementById('quota')!.innerText]);
+        const [status, quota] = await page.evaluate(() => [
+          document.getElementById('status')!.innerText,
+          document.getElementById('quota')!.innerText,
+        ]);
         const inStatus = Number(/(\d+) s\b/.exec(status)?.[1]);
         const inQuota = Number(/(\d+) s\b/.exec(quota)?.[1]);
         expect(inStatus).toBeGreaterThan(0);

@@ -6,7 +6,9 @@ import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = checkRequirement(fileRequirement(CHROMIUM, `Chromium at ${CHROMIUM} (apt-get install -y chromium)`));
+const hasChromium = checkRequirement(
+  fileRequirement(CHROMIUM, `Chromium at ${CHROMIUM} (apt-get install -y chromium)`),
+);
 const SHOTS = '/tmp/callerid-docs-screenshots';
 
 describe.skipIf(!hasChromium)('docs page in Chromium', () => {
@@ -25,7 +27,9 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
     await stack?.close();
   });
 
-  async function open(path: string): Promise<{ page: Page; requests: string[]; problems: string[]; close(): Promise<void> }> {
+  async function open(
+    path: string,
+  ): Promise<{ page: Page; requests: string[]; problems: string[]; close(): Promise<void> }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const requests: string[] = [];
@@ -46,7 +50,9 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
     const { page, requests, problems, close } = await open('/docs');
     try {
       await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
-      const doc = (await (await fetch(`${stack.gateway.url}/openapi.json`)).json()) as { paths: Record<string, object> };
+      const doc = (await (await fetch(`${stack.gateway.url}/openapi.json`)).json()) as {
+        paths: Record<string, object>;
+      };
       const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
       expect(await page.locator('.opblock').count()).toBe(operations);
       const text = await page.locator('#swagger-ui').innerText();
@@ -66,7 +72,8 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
       // POST /token/login, tried out from the page.
       const login = page.locator('#operations-Token-tokenLogin');
       await login.locator('.opblock-summary').click();
-      const field = (name: string) => login.locator(`tr[data-property-name="${name}"] input, tr[data-property-name="${name}"] select`).first();
+      const field = (name: string) =>
+        login.locator(`tr[data-property-name="${name}"] input, tr[data-property-name="${name}"] select`).first();
       await field('grant_type').selectOption('client_credentials');
       await field('client_id').fill('crm');
       await field('client_secret').fill(CLIENTS.crm);
@@ -90,7 +97,9 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
       const status = search.locator('.live-responses-table .response .response-col_status').first();
       await status.waitFor();
       expect((await status.innerText()).trim()).toBe('200');
-      const body = JSON.parse(await search.locator('.live-responses-table .response-col_description pre').first().innerText());
+      const body = JSON.parse(
+        await search.locator('.live-responses-table .response-col_description pre').first().innerText(),
+      );
       expect(body.results.length).toBeGreaterThan(0);
       await page.screenshot({ path: `${SHOTS}/docs-search.png`, fullPage: false });
       expect(problems).toEqual([]);
@@ -101,7 +110,9 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
   });
 
   it('shows each problem type at its anchor, as the type URIs of the answers point', async () => {
-    const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=12`, { headers: { authorization: `Bearer ${await stack.login()}` } });
+    const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=12`, {
+      headers: { authorization: `Bearer ${await stack.login()}` },
+    });
     const type = ((await res.json()) as { type: string }).type;
     expect(type).toBe('/docs/problems#invalid-number');
     const { page, requests, problems, close } = await open(type);

@@ -21,7 +21,11 @@ export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
-    await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], { cwd: REPO, timeout: 120_000 });
+    await run(
+      process.execPath,
+      [tsc, '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist'), '--sourceMap', 'false'],
+      { cwd: REPO, timeout: 120_000 },
+    );
   } catch (err) {
     // Type errors still emit JavaScript; only a build that produced no entry point is a failure here.
     if (!existsSync(join(dir, 'dist', 'runtime', 'node.js'))) throw err;
@@ -41,7 +45,11 @@ export interface GatewayProcess {
 }
 
 /** Starts `node dist/runtime/node/main.js` in `dir` and waits for its JSON start line. */
-export function startGatewayProcess(dir: string, env: Record<string, string>, nodeBinary = process.execPath): Promise<GatewayProcess> {
+export function startGatewayProcess(
+  dir: string,
+  env: Record<string, string>,
+  nodeBinary = process.execPath,
+): Promise<GatewayProcess> {
   const child = spawn(nodeBinary, ['dist/runtime/node/main.js'], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -49,7 +57,9 @@ export function startGatewayProcess(dir: string, env: Record<string, string>, no
   });
   const lines: Array<Record<string, unknown>> = [];
   let stderr = '';
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start line within 20 s; stderr: ${stderr}`)), 20_000);

@@ -24,7 +24,11 @@ interface DockerSteps {
 }
 
 function readDockerfile(text: string): DockerSteps {
-  const lines = text.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const json = (prefix: RegExp) => {
     const line = lines.find((l) => prefix.test(l));
     if (!line) throw new Error(`Dockerfile has no ${prefix.source}`);
@@ -71,13 +75,15 @@ describe('container production start path', () => {
     expect(steps.lines.filter((l) => l.startsWith('USER ')).at(-1)).toMatch(/^USER (?!root\b|0\b)\S+/);
     expect(steps.lines).toContain('EXPOSE 8080');
     expect(steps.cmd).toEqual(['node', 'dist/runtime/node/main.js']);
-    for (const line of steps.lines.filter((l) => /^(ENV|ARG) /.test(l))) expect(line).not.toMatch(/SECRET|TOKEN|PASSWORD|CLIENTS|KEY/i);
+    for (const line of steps.lines.filter((l) => /^(ENV|ARG) /.test(l)))
+      expect(line).not.toMatch(/SECRET|TOKEN|PASSWORD|CLIENTS|KEY/i);
   });
 
   it('installs production dependencies only', () => {
     expect(existsSync(join(built.dir, 'node_modules', 'hono'))).toBe(true);
     expect(existsSync(join(built.dir, 'node_modules', 'prom-client'))).toBe(true);
-    for (const dev of ['vitest', 'typescript', 'wrangler', '@types/node']) expect(existsSync(join(built.dir, 'node_modules', dev)), dev).toBe(false);
+    for (const dev of ['vitest', 'typescript', 'wrangler', '@types/node'])
+      expect(existsSync(join(built.dir, 'node_modules', dev)), dev).toBe(false);
   });
 
   it('starts with NODE_ENV=production against a real upstream, logs a client in and answers a search; the HEALTHCHECK passes', async () => {
@@ -98,14 +104,18 @@ describe('container production start path', () => {
     });
     const base = `http://127.0.0.1:${gateway.port}`;
     const token = await loginAt(base, 'crm', CLIENT_SECRET);
-    const search = await fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, { headers: { authorization: `Bearer ${token}` } });
+    const search = await fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(search.status).toBe(200);
     expect(((await search.json()) as { total: number }).total).toBeGreaterThan(0);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     expect(await (await fetch(`${base}/metrics`)).text()).toContain('process_cpu_user_seconds_total');
 
     const [hcNode, ...hcArgs] = steps.healthcheck;
-    const check = await run(hcNode === 'node' ? process.execPath : hcNode!, hcArgs, { env: { PORT: String(gateway.port) } }).then(
+    const check = await run(hcNode === 'node' ? process.execPath : hcNode!, hcArgs, {
+      env: { PORT: String(gateway.port) },
+    }).then(
       () => 0,
       (err: { code?: number }) => err.code ?? 1,
     );
@@ -116,12 +126,18 @@ describe('container production start path', () => {
   });
 
   it('refuses demo mode under NODE_ENV=production with one clear line', async () => {
-    const child = spawn(process.execPath, steps.cmd.slice(1), { cwd: built.dir, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, steps.cmd.slice(1), {
+      cwd: built.dir,
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
-    expect(stderr.trim()).toMatch(/^configuration error: UPSTREAM_AUTH_URL: demo mode is refused when NODE_ENV=production/);
+    expect(stderr.trim()).toMatch(
+      /^configuration error: UPSTREAM_AUTH_URL: demo mode is refused when NODE_ENV=production/,
+    );
     expect(stderr.trim().split('\n')).toHaveLength(1);
   });
 });

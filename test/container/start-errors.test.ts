@@ -13,7 +13,11 @@ interface Exit {
 }
 
 function runEntry(dir: string, env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['dist/runtime/node/main.js'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/runtime/node/main.js'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
@@ -54,7 +58,12 @@ describe('start failures of the built entry point', () => {
   });
 
   it('reports every wrong setting at once, one line each, saying what is allowed', async () => {
-    const exit = await runEntry(built.dir, { PORT: '0', LOG_LEVEL: 'verbose', CACHE_TTL_SECONDS: 'abc', UPSTREAM_TIMEOUT_MS: '-5' });
+    const exit = await runEntry(built.dir, {
+      PORT: '0',
+      LOG_LEVEL: 'verbose',
+      CACHE_TTL_SECONDS: 'abc',
+      UPSTREAM_TIMEOUT_MS: '-5',
+    });
     expect(exit.code).toBe(1);
     expect(exit.stderr.trim().split('\n').sort()).toEqual([
       'configuration error: CACHE_TTL_SECONDS: must be a whole number from 0 to 31536000',

@@ -29,7 +29,9 @@ describe('the OpenAPI document', () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
     // The check can fail: a security scheme of an unknown type is refused.
-    const broken = structuredClone(doc) as unknown as { components: { securitySchemes: Record<string, { type: string }> } };
+    const broken = structuredClone(doc) as unknown as {
+      components: { securitySchemes: Record<string, { type: string }> };
+    };
     broken.components.securitySchemes.gatewayToken!.type = 'password';
     expect((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid).toBe(false);
   });
@@ -45,17 +47,26 @@ describe('the OpenAPI document', () => {
         .filter((r) => !/\.\w+$/.test(r.path))
         .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
     );
-    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
     expect([...documented].sort()).toEqual([...registered].sort());
     expect(registered.size).toBeGreaterThanOrEqual(10);
   });
 
   it('names the security schemes each route accepts', () => {
-    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { type: string; scheme: string }> } }).components.securitySchemes;
+    const schemes = (
+      doc as unknown as { components: { securitySchemes: Record<string, { type: string; scheme: string }> } }
+    ).components.securitySchemes;
     expect(schemes.gatewayToken).toMatchObject({ type: 'http', scheme: 'bearer' });
-    const security = (path: string, method: string) => (doc.paths[path]![method] as unknown as { security: unknown }).security;
+    const security = (path: string, method: string) =>
+      (doc.paths[path]![method] as unknown as { security: unknown }).security;
     expect(schemes.clientBasic).toMatchObject({ type: 'http', scheme: 'basic' });
-    for (const [path, method] of [['/v2/contacts/search', 'get'], ['/v2/contacts/cnam', 'get'], ['/v2/contacts/search/batch', 'post']] as const) {
+    for (const [path, method] of [
+      ['/v2/contacts/search', 'get'],
+      ['/v2/contacts/cnam', 'get'],
+      ['/v2/contacts/search/batch', 'post'],
+    ] as const) {
       expect(security(path, method), path).toEqual([{ gatewayToken: [] }, { clientBasic: [] }]);
     }
     expect(security('/admin/usage', 'get')).toEqual([{ gatewayToken: [] }]);
@@ -63,12 +74,13 @@ describe('the OpenAPI document', () => {
     expect(security('/token/login', 'post')).toEqual([]);
   });
 
-  it("documents every problem type it lists, each one resolving to an entry of /docs/problems", async () => {
+  it('documents every problem type it lists, each one resolving to an entry of /docs/problems', async () => {
     const page = await (await fetch(`${stack.gateway.url}/docs/problems`)).text();
     const types = new Set(JSON.stringify(doc).match(/\/docs\/problems#[a-z-]+/g));
     expect(types.size).toBeGreaterThan(10);
     for (const type of types) expect(page).toContain(`id="${type.split('#')[1]}"`);
-    for (const code of Object.keys(errorCodes) as ErrorCode[]) expect(page, code).toContain(`id="${problemSlug(code)}"`);
+    for (const code of Object.keys(errorCodes) as ErrorCode[])
+      expect(page, code).toContain(`id="${problemSlug(code)}"`);
   });
 
   describe('against the answers the gateway gives', () => {
@@ -92,19 +104,35 @@ describe('the OpenAPI document', () => {
       const statuses = (list: SeenAnswer[]) => list.map((a) => a.status);
       // Token: issued, wrong grant, missing field, not form-encoded, wrong secret.
       const login = await Promise.all([
-        call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'pbx-secret-0123456789' })),
+        call(
+          'POST',
+          '/token/login',
+          form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'pbx-secret-0123456789' }),
+        ),
         call('POST', '/token/login', form({ grant_type: 'password', client_id: 'pbx', client_secret: 'x' })),
         call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx' })),
         call('POST', '/token/login', { headers: { 'content-type': 'application/json' }, body: '{}' }),
-        call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' })),
+        call(
+          'POST',
+          '/token/login',
+          form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' }),
+        ),
       ]);
       expect(statuses(login)).toEqual([200, 400, 400, 400, 401]);
       // A body over REQUEST_MAX_BODY_BYTES (413), then failed logins for pbx until the throttle answers 429.
-      const big = await call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'x'.repeat(5000) }));
+      const big = await call(
+        'POST',
+        '/token/login',
+        form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'x'.repeat(5000) }),
+      );
       expect(big.status).toBe(413);
       let throttled: SeenAnswer | undefined;
       for (let i = 0; i < 10 && !throttled; i++) {
-        const a = await call('POST', '/token/login', form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' }));
+        const a = await call(
+          'POST',
+          '/token/login',
+          form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'wrong' }),
+        );
         if (a.status === 429) throttled = a;
       }
       expect(throttled?.status).toBe(429);
@@ -128,28 +156,41 @@ describe('the OpenAPI document', () => {
       simulator.controls.setFaults({ hangRate: 0 });
       // Deadline: the caller waits 0.1 s, the upstream takes 0.5 s, nothing stale: 504 deadline-exceeded.
       simulator.controls.setFaults({ latencyMs: 500 });
-      const late = await call('GET', q('020 7946 0004'), { headers: { authorization: `Bearer ${crm}`, prefer: 'wait=0.1' } });
+      const late = await call('GET', q('020 7946 0004'), {
+        headers: { authorization: `Bearer ${crm}`, prefer: 'wait=0.1' },
+      });
       expect(late.status).toBe(504);
       expect(JSON.parse(late.body).type).toBe('/docs/problems#deadline-exceeded');
       simulator.controls.setFaults({ latencyMs: 0 });
       // HTTP Basic on the search routes, CNAM (listed, not a number, wrong credentials) and a batch.
-      const basic = (id: string, secret: string) => ({ headers: { authorization: `Basic ${btoa(`${id}:${secret}`)}` } });
+      const basic = (id: string, secret: string) => ({
+        headers: { authorization: `Basic ${btoa(`${id}:${secret}`)}` },
+      });
       const pbxBasic = basic('crm', 'crm-secret-0123456789');
       const ring = [
         await call('GET', q('020 7946 0001'), pbxBasic),
         await call('GET', `/v2/contacts/cnam?what=${encodeURIComponent('020 7946 0002')}`, pbxBasic),
         await call('GET', '/v2/contacts/cnam?what=anonymous', pbxBasic),
         await call('GET', `/v2/contacts/cnam?what=${encodeURIComponent('020 7946 0002')}`, basic('crm', 'wrong')),
-        await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: JSON.stringify({ numbers: ['020 7946 0001', '+44 20 7946 0001', 'nope', '020 7946 0999'] }) }),
+        await call('POST', '/v2/contacts/search/batch', {
+          ...bearer(crm),
+          body: JSON.stringify({ numbers: ['020 7946 0001', '+44 20 7946 0001', 'nope', '020 7946 0999'] }),
+        }),
         await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: '{"numbers": 1}' }),
         await call('POST', '/v2/contacts/search/batch', { body: '{"numbers": []}' }),
-        await call('POST', '/v2/contacts/search/batch', { ...bearer(crm), body: JSON.stringify({ numbers: Array.from({ length: 101 }, () => '1') }) }),
+        await call('POST', '/v2/contacts/search/batch', {
+          ...bearer(crm),
+          body: JSON.stringify({ numbers: Array.from({ length: 101 }, () => '1') }),
+        }),
       ];
       expect(statuses(ring)).toEqual([200, 200, 200, 401, 200, 400, 401, 413]);
       expect(ring[1]!.body.length).toBeGreaterThan(0);
       // Admin: purge a number, everything, usage; refused to a non-admin, refused without a token.
       const admin = [
-        await call('DELETE', `/admin/cache/${encodeURIComponent('020 7946 0001')}`, { method: 'DELETE', ...bearer(ops) }),
+        await call('DELETE', `/admin/cache/${encodeURIComponent('020 7946 0001')}`, {
+          method: 'DELETE',
+          ...bearer(ops),
+        }),
         await call('DELETE', '/admin/cache', { method: 'DELETE', ...bearer(ops) }),
         await call('GET', '/admin/usage', bearer(ops)),
         await call('DELETE', '/admin/cache', { method: 'DELETE', ...bearer(crm) }),

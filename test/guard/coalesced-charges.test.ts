@@ -15,9 +15,17 @@ function setup() {
   const clock = Date.now;
   const memory = createMemoryCounterStore({ clock });
   // A store that answers after a few ms, like Redis: long enough for a second caller to join the load.
-  const slow: CounterStore = { ...memory, consume: async (...args) => (await new Promise((r) => setTimeout(r, 20)), memory.consume(...args)) };
+  const slow: CounterStore = {
+    ...memory,
+    consume: async (...args) => (await new Promise((r) => setTimeout(r, 20)), memory.consume(...args)),
+  };
   const guard = createCostGuard({
-    config: guardConfig({ quotas: new Map([['crm', 1], ['pbx', 5]]) }),
+    config: guardConfig({
+      quotas: new Map([
+        ['crm', 1],
+        ['pbx', 5],
+      ]),
+    }),
     timeoutMs: 1_000,
     clients: ['crm', 'pbx'],
     counters: memory,
@@ -28,7 +36,9 @@ function setup() {
   });
   const upstream: string[] = [];
   const cache = createLookupCache({
-    load: guard.guardLoad(async (e164) => (upstream.push(e164), { body: '{"results":[{"id":1}]}', contentType: 'application/json' })),
+    load: guard.guardLoad(
+      async (e164) => (upstream.push(e164), { body: '{"results":[{"id":1}]}', contentType: 'application/json' }),
+    ),
     clock,
     maxBytes: 1_000_000,
     ttlSeconds: 60,
@@ -44,7 +54,10 @@ function setup() {
 describe('coalesced misses and quotas', () => {
   it('charges one call to the starter, none to the joiner', async () => {
     const { guard, lookup, upstream } = setup();
-    const [a, b] = await Promise.all([lookup.lookup('+442079460001', { client: 'crm' }), lookup.lookup('+442079460001', { client: 'pbx' })]);
+    const [a, b] = await Promise.all([
+      lookup.lookup('+442079460001', { client: 'crm' }),
+      lookup.lookup('+442079460001', { client: 'pbx' }),
+    ]);
     expect(a.cache).toBe('miss');
     expect(b.cache).toBe('coalesced');
     expect(upstream).toHaveLength(1);

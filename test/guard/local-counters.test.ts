@@ -72,7 +72,10 @@ describe('local counters', () => {
     const time = { now: 0 };
     const store = createMemoryCounterStore({ clock: () => time.now });
     let down = true;
-    const flaky: CounterStore = { ...store, add: (...args) => (down ? Promise.reject(new Error('down')) : store.add(...args)) };
+    const flaky: CounterStore = {
+      ...store,
+      add: (...args) => (down ? Promise.reject(new Error('down')) : store.add(...args)),
+    };
     const { counters, settle } = replica(flaky, () => time.now);
     counters.take('f', 10, 60_000);
     counters.take('f', 10, 60_000);

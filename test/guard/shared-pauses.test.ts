@@ -41,7 +41,11 @@ function countingStore(clock: () => number) {
  * `count` guards in front of one upstream; each shares pauses through `pausesOf()` (its own wrapper of the shared
  * store, as each process builds one), or pauses per process when that gives undefined.
  */
-function deployment(count: number, pausesOf: (clock: () => number) => CounterStore | undefined, config: Partial<GuardConfig> = {}) {
+function deployment(
+  count: number,
+  pausesOf: (clock: () => number) => CounterStore | undefined,
+  config: Partial<GuardConfig> = {},
+) {
   const time = { now: T0 };
   const clock = () => time.now;
   let calls = 0;
@@ -65,7 +69,13 @@ function deployment(count: number, pausesOf: (clock: () => number) => CounterSto
     });
     return { guard, load: (what: string) => load(what, CRM) };
   });
-  return { time, clock, replicas: replicas as [(typeof replicas)[0], (typeof replicas)[0]], calls: () => calls, answerWith: (f: () => Promise<LoadedAnswer>) => (next = f) };
+  return {
+    time,
+    clock,
+    replicas: replicas as [(typeof replicas)[0], (typeof replicas)[0]],
+    calls: () => calls,
+    answerWith: (f: () => Promise<LoadedAnswer>) => (next = f),
+  };
 }
 
 /** One memory store standing in for Redis, made on the deployment's clock at its first replica, counting its reads. */
@@ -130,7 +140,12 @@ describe('an upstream 429 met by one replica', () => {
   it('pauses per process while the shared store is down, and together again once it answers', async () => {
     let down = true;
     const refused = () => Promise.reject(new StoreUnavailableError('counter', 'connection refused'));
-    const health = createStoreHealth({ store: 'counter', kind: 'redis', logger: silentLogger, telemetry: noopTelemetry });
+    const health = createStoreHealth({
+      store: 'counter',
+      kind: 'redis',
+      logger: silentLogger,
+      telemetry: noopTelemetry,
+    });
     let shared: CounterStore | undefined;
     const d = deployment(2, (clock) => {
       const redis = (shared ??= createMemoryCounterStore({ clock }));

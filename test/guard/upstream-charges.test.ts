@@ -100,7 +100,15 @@ describe('upstream charges', () => {
   it('answers 503 when the store refuses (QUOTA_ON_STORE_ERROR=closed)', async () => {
     const clock = () => 0;
     const failing = { ...createMemoryCounterStore({ clock }), consume: () => Promise.reject(new Error('down')) };
-    const charges = createUpstreamCharges({ store: failing, clock, telemetry: noopTelemetry, defaultQuota: 1, quotas: new Map(), budget: undefined, isRegistered: () => true });
+    const charges = createUpstreamCharges({
+      store: failing,
+      clock,
+      telemetry: noopTelemetry,
+      defaultQuota: 1,
+      quotas: new Map(),
+      budget: undefined,
+      isRegistered: () => true,
+    });
     const err = await rejection(charges.reserve('crm'));
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.code).toBe('unavailable');

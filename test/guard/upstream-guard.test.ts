@@ -101,7 +101,11 @@ describe('guarded upstream load', () => {
     const usage = await guard.usage();
     expect(usage.clients.find((c) => c.id === 'crm')).toMatchObject({ upstreamCalls: 2, quota: 2, remaining: 0 });
     expect(usage.clients.find((c) => c.id === 'pbx')).toMatchObject({ upstreamCalls: 0, quota: 2, remaining: 2 });
-    expect(usage.clients.find((c) => c.id === 'console')).toMatchObject({ upstreamCalls: 0, quota: null, remaining: null });
+    expect(usage.clients.find((c) => c.id === 'console')).toMatchObject({
+      upstreamCalls: 0,
+      quota: null,
+      remaining: null,
+    });
   });
 
   it('keeps at most UPSTREAM_MAX_CONCURRENCY calls in flight and refuses past the queue with 503 upstream-busy', async () => {
@@ -115,7 +119,12 @@ describe('guarded upstream load', () => {
       inFlight--;
       return ANSWER;
     });
-    const loads = Array.from({ length: 6 }, (_, i) => load(`+${i}`, CRM).then(() => 'ok', (e: GatewayError) => e.code));
+    const loads = Array.from({ length: 6 }, (_, i) =>
+      load(`+${i}`, CRM).then(
+        () => 'ok',
+        (e: GatewayError) => e.code,
+      ),
+    );
     await new Promise((r) => setTimeout(r, 5));
     expect(guard.status()).toMatchObject({ inFlight: 2, queued: 3 });
     while (gates.length > 0 || inFlight > 0) {

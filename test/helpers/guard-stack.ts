@@ -24,7 +24,9 @@ export interface UsageBody {
 }
 
 export async function usageOf(stack: Stack): Promise<UsageBody> {
-  const res = await fetch(`${stack.gateway.url}/admin/usage`, { headers: { authorization: `Bearer ${await stack.login('ops')}` } });
+  const res = await fetch(`${stack.gateway.url}/admin/usage`, {
+    headers: { authorization: `Bearer ${await stack.login('ops')}` },
+  });
   if (res.status !== 200) throw new Error(`/admin/usage answered ${res.status}`);
   return (await res.json()) as UsageBody;
 }
@@ -36,7 +38,8 @@ export async function metricValue(stack: Stack, series: string): Promise<number>
 }
 
 /** Seconds from now to the next UTC midnight. */
-export const secondsToMidnight = (): number => Math.ceil((Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now()) / 1000);
+export const secondsToMidnight = (): number =>
+  Math.ceil((Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now()) / 1000);
 
 /** Waits out the last seconds of a clock minute, so a per-minute count does not roll over mid-test. */
 export async function awayFromMinuteEnd(): Promise<void> {

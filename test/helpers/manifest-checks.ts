@@ -35,7 +35,10 @@ function kindOf(object: K8sObject) {
 /** kubernetes-models' own validator; returns its error message, or null when the object is valid. */
 export async function validateK8sSchema(object: K8sObject): Promise<string | null> {
   const kind = kindOf(object);
-  const module = (await import(`kubernetes-models/${kind.module}`)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const module = (await import(`kubernetes-models/${kind.module}`)) as Record<
+    string,
+    new (data: unknown) => { validate(): void }
+  >;
   const Model = module[object.kind]!;
   try {
     new Model(object).validate();
@@ -63,9 +66,7 @@ export function typeCheckK8s(objects: K8sObject[]): string[] {
       module: ts.ModuleKind.NodeNext,
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
     });
-    return ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -49,12 +49,18 @@ export function createOpenApiChecker(doc: OpenApiDocument) {
     if (!operation) return [`${where}: ${method} not documented on ${found.template}`];
     const status = String(answer.status) in operation.responses ? String(answer.status) : 'default';
     const response = operation.responses[status];
-    if (!response) return [`${where}: status not documented (documented: ${Object.keys(operation.responses).join(', ')})`];
+    if (!response)
+      return [`${where}: status not documented (documented: ${Object.keys(operation.responses).join(', ')})`];
     const media = answer.contentType.split(';')[0]!.trim().toLowerCase();
     const content = response.content ?? {};
-    if (!(media in content)) return [`${where}: content type ${media} not documented (documented: ${Object.keys(content).join(', ') || 'none'})`];
+    if (!(media in content))
+      return [
+        `${where}: content type ${media} not documented (documented: ${Object.keys(content).join(', ') || 'none'})`,
+      ];
     if (!media.endsWith('json')) return [];
-    const validate = ajv.getSchema(`${DOC_ID}#/${pointer('paths', found.template, method, 'responses', status, 'content', media, 'schema')}`);
+    const validate = ajv.getSchema(
+      `${DOC_ID}#/${pointer('paths', found.template, method, 'responses', status, 'content', media, 'schema')}`,
+    );
     if (!validate) return [`${where}: no schema for ${media}`];
     let body: unknown;
     try {
@@ -63,7 +69,9 @@ export function createOpenApiChecker(doc: OpenApiDocument) {
       return [`${where}: body is not JSON`];
     }
     if (validate(body)) return [];
-    return (validate.errors ?? []).map((e) => `${where}: ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? []).map(
+      (e) => `${where}: ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`,
+    );
   }
 
   return { check };
@@ -71,5 +79,11 @@ export function createOpenApiChecker(doc: OpenApiDocument) {
 
 /** Reads a fetch answer into what the checker needs (consumes the body). */
 export async function seen(method: string, url: string, res: Response): Promise<SeenAnswer> {
-  return { method, path: new URL(url).pathname, status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+  return {
+    method,
+    path: new URL(url).pathname,
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    body: await res.text(),
+  };
 }

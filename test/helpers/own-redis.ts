@@ -13,8 +13,13 @@ export interface OwnRedis {
 
 export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
   const port = fixedPort ?? (await freePort());
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++) await new Promise((r) => setTimeout(r, 100));
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++)
+    await new Promise((r) => setTimeout(r, 100));
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -17,12 +17,22 @@ export interface CnamAnswer {
 }
 
 /** GET /v2/contacts/cnam?what= with the given Authorization (default: the pbx client's Basic credentials). */
-export async function cnam(stack: Stack, what: string | undefined, init: { authorization?: string; prefer?: string } = {}): Promise<CnamAnswer> {
+export async function cnam(
+  stack: Stack,
+  what: string | undefined,
+  init: { authorization?: string; prefer?: string } = {},
+): Promise<CnamAnswer> {
   const headers: Record<string, string> = { authorization: init.authorization ?? basicOf('pbx') };
   if (init.prefer !== undefined) headers.prefer = init.prefer;
   const query = what === undefined ? '' : `?what=${encodeURIComponent(what)}`;
   const started = performance.now();
   const res = await fetch(`${stack.gateway.url}/v2/contacts/cnam${query}`, { headers });
   const name = await res.text();
-  return { status: res.status, name, result: res.headers.get('cnam-result'), headers: res.headers, ms: performance.now() - started };
+  return {
+    status: res.status,
+    name,
+    result: res.headers.get('cnam-result'),
+    headers: res.headers,
+    ms: performance.now() - started,
+  };
 }

@@ -90,7 +90,10 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       await close();
       throw new Error(`prometheus exited with ${child.exitCode}: ${output}`);
     }
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       await close();

@@ -20,7 +20,10 @@ export interface Replicas {
   close(): Promise<void>;
 }
 
-export async function startReplicas(count: number, options: { env?: EnvSource; simulator?: SimulatorServerOptions } = {}): Promise<Replicas> {
+export async function startReplicas(
+  count: number,
+  options: { env?: EnvSource; simulator?: SimulatorServerOptions } = {},
+): Promise<Replicas> {
   const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   // These tests drive one client in loops across all replicas to measure sharing; the client rate (default 600 a
   // minute, counted once for the deployment through Redis) is not what they test and a fast runtime passes it.
@@ -34,7 +37,9 @@ export async function startReplicas(count: number, options: { env?: EnvSource; s
         logs: logger.lines,
         login: (client = 'crm') => loginAt(gateway.url, client, CLIENTS[client]),
         search: (what, token) =>
-          fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, { headers: { authorization: `Bearer ${token}` } }),
+          fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+            headers: { authorization: `Bearer ${token}` },
+          }),
       };
     }),
   );

@@ -7,7 +7,11 @@ import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions
 
 export { captureLogger, type CapturedLog };
 
-export const CLIENTS = { crm: 'crm-secret-0123456789', pbx: 'pbx-secret-0123456789', ops: 'ops-secret-0123456789' } as const;
+export const CLIENTS = {
+  crm: 'crm-secret-0123456789',
+  pbx: 'pbx-secret-0123456789',
+  ops: 'ops-secret-0123456789',
+} as const;
 export type ClientName = keyof typeof CLIENTS;
 
 /** Logs a client in at a gateway's base URL and returns its gateway token (the login itself must succeed). */
@@ -42,7 +46,9 @@ export const UPSTREAM_CLIENTS = { 'gateway-under-test': 'upstream-secret-xyz' };
 
 /** The environment of a gateway in front of the simulator at `simulatorUrl`, with {@link CLIENTS} registered. */
 export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
-  const clients = await Promise.all(Object.entries(CLIENTS).map(async ([id, secret]) => `${id}:${await sha256Hex(secret)}`));
+  const clients = await Promise.all(
+    Object.entries(CLIENTS).map(async ([id, secret]) => `${id}:${await sha256Hex(secret)}`),
+  );
   return {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -61,7 +67,10 @@ export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   const logger = captureLogger();
-  const gateway = await startNodeGateway({ ...(await stackEnv(simulator.url)), ...options.env }, { logger, ...options.gateway });
+  const gateway = await startNodeGateway(
+    { ...(await stackEnv(simulator.url)), ...options.env },
+    { logger, ...options.gateway },
+  );
 
   return {
     gateway,

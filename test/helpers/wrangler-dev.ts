@@ -8,8 +8,9 @@ import { checkRequirement, fileRequirement } from './requires.js';
 
 /** True when wrangler (and so workerd) is installed; see checkRequirement for CI=true. */
 export const wranglerPresent = (): boolean =>
-  checkRequirement(fileRequirement('node_modules/.bin/wrangler', 'wrangler (npm ci installs it) with its workerd binary'));
-
+  checkRequirement(
+    fileRequirement('node_modules/.bin/wrangler', 'wrangler (npm ci installs it) with its workerd binary'),
+  );
 
 export interface WranglerDev {
   url: string;
@@ -21,7 +22,21 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
   // Durable Object and Cache API state of its own: counts of an earlier run (a second CI leg a minute later)
   // must not carry over into this one, as they would from the default .wrangler/state.
   const state = mkdtempSync(join(tmpdir(), 'callerid-wrangler-'));
-  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--show-interactive-dev-session=false', '--log-level', 'info', '--persist-to', state];
+  const args = [
+    'wrangler',
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    '0',
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'info',
+    '--persist-to',
+    state,
+  ];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const worker = spawn('npx', args, {
     env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },

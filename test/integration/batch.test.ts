@@ -20,7 +20,9 @@ describe('batch search', () => {
   const upstream = () => stack.simulator.controls.stats();
 
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '2000', BATCH_MAX_NUMBERS: '5', REQUEST_MAX_BODY_BYTES: '256' } });
+    stack = await startStack({
+      env: { UPSTREAM_TIMEOUT_MS: '2000', BATCH_MAX_NUMBERS: '5', REQUEST_MAX_BODY_BYTES: '256' },
+    });
     crm = await stack.login('crm');
   });
   afterAll(() => stack.close());
@@ -46,7 +48,13 @@ describe('batch search', () => {
     expect(res.headers.get('content-type')).toBe('application/json');
     const items = await itemsOf(res);
     expect(items.map((i) => i.what)).toEqual(numbers);
-    expect(items.map((i) => i.e164)).toEqual(['+442079460002', null, '+442079460999', '+442079460002', '+442079460003']);
+    expect(items.map((i) => i.e164)).toEqual([
+      '+442079460002',
+      null,
+      '+442079460999',
+      '+442079460002',
+      '+442079460003',
+    ]);
     expect(items.map((i) => i.status)).toEqual([200, 400, 200, 200, 200]);
     expect(items[0]!.body!.results[0]!.displayName).toBe('Müller Jonas');
     expect(items[3]!.body).toEqual(items[0]!.body);
@@ -88,7 +96,10 @@ describe('batch search', () => {
     await sleep(800);
     stack.simulator.controls.setFaults({ latencyMs: 0 });
     const later = await itemsOf(await batch({ numbers: ['+442079460005', '+442079460006'] }));
-    expect(later.map((i) => i.cacheStatus?.replace(/; ttl=.*/, ''))).toEqual(['callerid-gateway; hit', 'callerid-gateway; hit']);
+    expect(later.map((i) => i.cacheStatus?.replace(/; ttl=.*/, ''))).toEqual([
+      'callerid-gateway; hit',
+      'callerid-gateway; hit',
+    ]);
     expect(upstream().searchByNumber).toEqual({ '+442079460005': 1, '+442079460006': 1 });
   });
 
@@ -133,7 +144,10 @@ describe('batch search', () => {
 
   it('takes HTTP Basic credentials and refuses none with 401', async () => {
     expect((await batch({ numbers: ['+442079460001'] }, { authorization: basicOf('crm') })).status).toBe(200);
-    const refused = await fetch(`${stack.gateway.url}/v2/contacts/search/batch`, { method: 'POST', body: '{"numbers":[]}' });
+    const refused = await fetch(`${stack.gateway.url}/v2/contacts/search/batch`, {
+      method: 'POST',
+      body: '{"numbers":[]}',
+    });
     expect(refused.status).toBe(401);
   });
 });
@@ -150,7 +164,11 @@ describe('batch and the client rate', () => {
     await awayFromMinuteEnd();
     const token = await stack.login('crm');
     const post = (numbers: string[]) =>
-      fetch(`${stack.gateway.url}/v2/contacts/search/batch`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ numbers }) });
+      fetch(`${stack.gateway.url}/v2/contacts/search/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({ numbers }),
+      });
     const res = await post(['+442079460001', '020 7946 0001', '+442079460002', '+442079460003', '+442079460004']);
     const items = ((await res.json()) as { results: Item[] }).results;
     expect(items.map((i) => i.status)).toEqual([200, 200, 200, 200, 429]);

@@ -106,7 +106,10 @@ describe('request body limits', () => {
   });
 
   it('refuses request headers over Node’s 16 KiB with 431', async () => {
-    const res = await rawRequest(stack.gateway.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}`);
+    const res = await rawRequest(
+      stack.gateway.url,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}`,
+    );
     expect(res.status).toBe(431);
   });
 });

@@ -12,7 +12,12 @@ describe('lookup cache over HTTP', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { CACHE_TTL_SECONDS: '600', CACHE_NEGATIVE_TTL_SECONDS: '60', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '30', CACHE_STALE_IF_ERROR_SECONDS: '3600' },
+      env: {
+        CACHE_TTL_SECONDS: '600',
+        CACHE_NEGATIVE_TTL_SECONDS: '60',
+        CACHE_STALE_WHILE_REVALIDATE_SECONDS: '30',
+        CACHE_STALE_IF_ERROR_SECONDS: '3600',
+      },
       gateway: { clock: () => time.now },
     });
     crm = await stack.login('crm');
@@ -88,7 +93,9 @@ describe('lookup cache over HTTP', () => {
     const stale = await Promise.all([stack.search(NUMBER, crm), stack.search(NUMBER, crm)]);
     for (const res of stale) {
       expect(res.status).toBe(200);
-      expect(res.headers.get('cache-status')).toBe('callerid-gateway; fwd=stale; ttl=-10; detail=stale-while-revalidate');
+      expect(res.headers.get('cache-status')).toBe(
+        'callerid-gateway; fwd=stale; ttl=-10; detail=stale-while-revalidate',
+      );
       expect(res.headers.get('age')).toBe('610');
     }
     await expect.poll(upstreamCalls).toBe(2);
@@ -121,7 +128,10 @@ describe('cache purge over HTTP', () => {
   afterAll(() => stack.close());
 
   const purge = (path: string, token?: string) =>
-    fetch(`${stack.gateway.url}${path}`, { method: 'DELETE', headers: token ? { authorization: `Bearer ${token}` } : {} });
+    fetch(`${stack.gateway.url}${path}`, {
+      method: 'DELETE',
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
   const searchCalls = () => stack.simulator.controls.stats().searchCalls;
 
   it('purges one number by any spelling for an admin client', async () => {

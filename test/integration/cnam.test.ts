@@ -48,11 +48,14 @@ describe('CNAM', () => {
     expect([answer.status, answer.name, answer.result]).toEqual([200, '', 'no-listing']);
   });
 
-  it.each(['anonymous', 'unknown', '201', 'Restricted', '', undefined])('answers %j as not-a-number without an upstream call', async (what) => {
-    const answer = await cnam(stack, what);
-    expect([answer.status, answer.name, answer.result]).toEqual([200, '', 'not-a-number']);
-    expect(upstreamCalls()).toBe(0);
-  });
+  it.each(['anonymous', 'unknown', '201', 'Restricted', '', undefined])(
+    'answers %j as not-a-number without an upstream call',
+    async (what) => {
+      const answer = await cnam(stack, what);
+      expect([answer.status, answer.name, answer.result]).toEqual([200, '', 'not-a-number']);
+      expect(upstreamCalls()).toBe(0);
+    },
+  );
 
   it('answers upstream-error with the fallback when the upstream fails', async () => {
     stack.simulator.controls.setFaults({ errorRate: 1 });
@@ -75,7 +78,13 @@ describe('CNAM', () => {
   });
 
   it('answers 401 with a Basic challenge for a wrong secret, an unknown client, a malformed header or none', async () => {
-    for (const authorization of [basicAuth('pbx', 'wrong-secret'), basicAuth('nobody', CLIENTS.pbx), 'Basic !!!', 'Basic ' + btoa('no-colon'), '']) {
+    for (const authorization of [
+      basicAuth('pbx', 'wrong-secret'),
+      basicAuth('nobody', CLIENTS.pbx),
+      'Basic !!!',
+      'Basic ' + btoa('no-colon'),
+      '',
+    ]) {
       const answer = await cnam(stack, '+442079460002', { authorization });
       expect([answer.status, answer.name, answer.result], authorization).toEqual([401, '', 'unauthorized']);
       expect(answer.headers.get('www-authenticate')).toContain('Basic realm="callerid-gateway"');
@@ -84,13 +93,19 @@ describe('CNAM', () => {
   });
 
   it('lets the JSON search route take HTTP Basic credentials too', async () => {
-    const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=%2B442079460002`, { headers: { authorization: basicOf('crm') } });
+    const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=%2B442079460002`, {
+      headers: { authorization: basicOf('crm') },
+    });
     expect(res.status).toBe(200);
     expect((await res.json()).results[0].displayName).toBe('Müller Jonas');
-    const wrong = await fetch(`${stack.gateway.url}/v2/contacts/search?what=%2B442079460002`, { headers: { authorization: basicAuth('crm', 'nope') } });
+    const wrong = await fetch(`${stack.gateway.url}/v2/contacts/search?what=%2B442079460002`, {
+      headers: { authorization: basicAuth('crm', 'nope') },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('content-type')).toBe('application/problem+json');
-    expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer realm="callerid-gateway", Basic realm="callerid-gateway"/);
+    expect(wrong.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="callerid-gateway", Basic realm="callerid-gateway"/,
+    );
   });
 });
 
@@ -99,7 +114,13 @@ describe('CNAM fallbacks configured', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { UPSTREAM_TIMEOUT_MS: '2000', CNAM_FALLBACK: 'Unknown caller', CNAM_DEADLINE_MS: '200', CLIENT_UPSTREAM_QUOTA_PER_DAY: '1', CLIENT_RATE_PER_MINUTE: '4' },
+      env: {
+        UPSTREAM_TIMEOUT_MS: '2000',
+        CNAM_FALLBACK: 'Unknown caller',
+        CNAM_DEADLINE_MS: '200',
+        CLIENT_UPSTREAM_QUOTA_PER_DAY: '1',
+        CLIENT_RATE_PER_MINUTE: '4',
+      },
     });
   });
   afterAll(() => stack.close());
@@ -128,7 +149,13 @@ describe('CNAM fallbacks configured', () => {
     await awayFromMinuteEnd();
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await cnam(stack, 'anonymous', { authorization: basicOf('crm') }));
-    expect(answers.map((a) => a.result)).toEqual(['not-a-number', 'not-a-number', 'not-a-number', 'not-a-number', 'rate-limited']);
+    expect(answers.map((a) => a.result)).toEqual([
+      'not-a-number',
+      'not-a-number',
+      'not-a-number',
+      'not-a-number',
+      'rate-limited',
+    ]);
     expect(answers[4]!.status).toBe(200);
     expect(answers[4]!.headers.get('retry-after')).toMatch(/^\d+$/);
   });

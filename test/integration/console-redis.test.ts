@@ -22,7 +22,11 @@ afterEach(async () => {
 
 describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', () => {
   it('shares one limit between two gateway instances', async () => {
-    const env = { REDIS_URL: 'redis://127.0.0.1:6379', CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`, CONSOLE_RATE_PER_ADDRESS: '4' };
+    const env = {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`,
+      CONSOLE_RATE_PER_ADDRESS: '4',
+    };
     const [a, b] = [await start(env), await start(env)];
     const statuses: number[] = [];
     for (const gw of [a, b, a, b, a, b]) statuses.push((await consoleSearch(gw.gateway.url, NUMBER)).status);
@@ -45,7 +49,8 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
     const [a, b] = [await start(env), await start(env)];
     const statuses: number[] = [];
     let i = 0;
-    for (const gw of [a, b, a, b]) statuses.push((await consoleSearch(gw.gateway.url, NUMBER, { 'x-forwarded-for': `198.51.100.${++i}` })).status);
+    for (const gw of [a, b, a, b])
+      statuses.push((await consoleSearch(gw.gateway.url, NUMBER, { 'x-forwarded-for': `198.51.100.${++i}` })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 });
@@ -99,7 +104,9 @@ describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => 
 
     expect(memory.logs.some((l) => l.fields.event === 'rate_limit_store_fallback' && l.level === 'warn')).toBe(true);
     expect(open.logs.some((l) => l.fields.event === 'rate_limit_store_error' && l.fields.mode === 'open')).toBe(true);
-    expect(closed.logs.some((l) => l.fields.event === 'rate_limit_store_error' && l.fields.mode === 'closed')).toBe(true);
+    expect(closed.logs.some((l) => l.fields.event === 'rate_limit_store_error' && l.fields.mode === 'closed')).toBe(
+      true,
+    );
     for (const s of [memory, open, closed]) {
       const lines = s.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'));
       expect(lines.length).toBeGreaterThan(0);
@@ -119,7 +126,11 @@ describe.skipIf(!redisServer)('console rate limits when Redis comes back', () =>
   it('counts in Redis again once it answers, without a restart of the gateway', async () => {
     redis = await startOwnRedis();
     const prefix = `back-${randomUUID()}`;
-    const gw = await start({ REDIS_URL: redis.url, CONSOLE_RATE_KEY_PREFIX: prefix, CONSOLE_RATE_ON_STORE_ERROR: 'closed' });
+    const gw = await start({
+      REDIS_URL: redis.url,
+      CONSOLE_RATE_KEY_PREFIX: prefix,
+      CONSOLE_RATE_ON_STORE_ERROR: 'closed',
+    });
     expect((await consoleSearch(gw.gateway.url, NUMBER)).status).toBe(200);
 
     const { port } = redis;

@@ -16,7 +16,9 @@ const ALL_THREE = '+44 20 7946 0010';
 describe('console: page, provider filter, paths, devices', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000', CONSOLE_RATE_TOTAL: '10000' } });
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000', CONSOLE_RATE_TOTAL: '10000' },
+    });
   });
   afterAll(() => stack.close());
 

@@ -2,7 +2,16 @@
 // the daily budget shared with the console, /admin/usage and the per-client metrics.
 import { describe, expect, it } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
-import { awayFromMinuteEnd, metricValue, missNumber, problemType, secondsToMidnight, sleep, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
+import {
+  awayFromMinuteEnd,
+  metricValue,
+  missNumber,
+  problemType,
+  secondsToMidnight,
+  sleep,
+  stacksPerTest,
+  usageOf,
+} from '../helpers/guard-stack.js';
 
 const { start } = stacksPerTest();
 
@@ -77,14 +86,21 @@ describe('daily upstream quotas (CLIENT_UPSTREAM_QUOTA_PER_DAY, CLIENT_UPSTREAM_
   it('lets a concurrent burst cause exactly the quota of upstream calls', async () => {
     const s = await start({ CLIENT_UPSTREAM_QUOTA_PER_DAY: '5' }, 50);
     const crm = await s.login('crm');
-    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => s.search(missNumber(i), crm).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.search(missNumber(i), crm).then((r) => r.status)),
+    );
     expect(statuses.filter((x) => x === 200)).toHaveLength(5);
     expect(statuses.filter((x) => x === 429)).toHaveLength(15);
     expect(s.simulator.controls.stats().searchCalls).toBe(5);
   });
 
   it('serves a stale entry instead of refusing a client whose quota is spent', async () => {
-    const s = await start({ CLIENT_UPSTREAM_QUOTA_PER_DAY: '1', CACHE_TTL_SECONDS: '1', CACHE_NEGATIVE_TTL_SECONDS: '1', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0' });
+    const s = await start({
+      CLIENT_UPSTREAM_QUOTA_PER_DAY: '1',
+      CACHE_TTL_SECONDS: '1',
+      CACHE_NEGATIVE_TTL_SECONDS: '1',
+      CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
+    });
     const crm = await s.login('crm');
     expect((await s.search(missNumber(1), crm)).status).toBe(200);
     await sleep(1_100);
@@ -142,13 +158,21 @@ describe('GET /admin/usage', () => {
   it('answers admins only: 401 without a token, 403 for other clients', async () => {
     const s = await start({ CLIENT_UPSTREAM_QUOTA_PER_DAY: '10' });
     expect((await fetch(`${s.gateway.url}/admin/usage`)).status).toBe(401);
-    const forbidden = await fetch(`${s.gateway.url}/admin/usage`, { headers: { authorization: `Bearer ${await s.login('crm')}` } });
+    const forbidden = await fetch(`${s.gateway.url}/admin/usage`, {
+      headers: { authorization: `Bearer ${await s.login('crm')}` },
+    });
     expect(forbidden.status).toBe(403);
     await s.search(missNumber(1), await s.login('pbx'));
     const usage = await usageOf(s);
     expect(usage.day).toBe(new Date().toISOString().slice(0, 10));
     expect(usage.clients.map((c) => c.id)).toEqual(['crm', 'pbx', 'ops', 'console']);
-    expect(usage.clients.find((c) => c.id === 'pbx')).toEqual({ id: 'pbx', searches: 1, upstreamCalls: 1, quota: 10, remaining: 9 });
+    expect(usage.clients.find((c) => c.id === 'pbx')).toEqual({
+      id: 'pbx',
+      searches: 1,
+      upstreamCalls: 1,
+      quota: 10,
+      remaining: 9,
+    });
     expect(usage.budget).toEqual({ limit: null, used: 1, remaining: null });
     expect(usage.breaker).toEqual({ state: 'closed', consecutiveFailures: 0, retryInMs: 0, retryAfterSeconds: 0 });
     expect(usage.cooldown).toEqual({ active: false, retryAfterSeconds: 0 });

@@ -19,29 +19,50 @@ describe.skipIf(!sharedRedis)('quotas and budget shared through Redis (127.0.0.1
     const [a, b] = await twoGateways({ ...redisEnv(), CLIENT_UPSTREAM_QUOTA_PER_DAY: '3' });
     const [ta, tb] = [await a.login('crm'), await b.login('crm')];
     const statuses: number[] = [];
-    for (const [i, [gw, token]] of [[a, ta], [b, tb], [a, ta], [b, tb], [a, ta]].entries()) {
+    for (const [i, [gw, token]] of [
+      [a, ta],
+      [b, tb],
+      [a, ta],
+      [b, tb],
+      [a, ta],
+    ].entries()) {
       statuses.push((await (gw as Stack).search(missNumber(i), token as string)).status);
     }
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     expect(a.simulator.controls.stats().searchCalls).toBe(3);
     // Either gateway reports the deployment's figures.
-    expect((await usageOf(b)).clients.find((c) => c.id === 'crm')).toMatchObject({ upstreamCalls: 3, quota: 3, remaining: 0 });
+    expect((await usageOf(b)).clients.find((c) => c.id === 'crm')).toMatchObject({
+      upstreamCalls: 3,
+      quota: 3,
+      remaining: 0,
+    });
     expect((await usageOf(a)).store).toBe('redis');
   });
 
   it('lets a concurrent burst on two gateways cause exactly the quota of upstream calls', async () => {
     const [a, b] = await twoGateways({ ...redisEnv(), CLIENT_UPSTREAM_QUOTA_PER_DAY: '7' });
     const [ta, tb] = [await a.login('pbx'), await b.login('pbx')];
-    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a.search(missNumber(i), ta) : b.search(missNumber(i), tb)).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        (i % 2 ? a.search(missNumber(i), ta) : b.search(missNumber(i), tb)).then((r) => r.status),
+      ),
+    );
     expect(statuses.filter((x) => x === 200)).toHaveLength(7);
     expect(a.simulator.controls.stats().searchCalls).toBe(7);
   });
 
   it('holds the budget across gateways, the console counted with the API', async () => {
     const [a, b] = await twoGateways({ ...redisEnv(), UPSTREAM_BUDGET_PER_DAY: '2', CONSOLE_PROVIDER: 'swissdir' });
-    const consoleRes = await fetch(`${a.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent(missNumber(1))}`, {
-      headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36', 'sec-ch-ua-mobile': '?0' },
-    });
+    const consoleRes = await fetch(
+      `${a.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent(missNumber(1))}`,
+      {
+        headers: {
+          'user-agent':
+            'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+          'sec-ch-ua-mobile': '?0',
+        },
+      },
+    );
     expect(consoleRes.status).toBe(200);
     expect((await b.search(missNumber(2), await b.login('crm'))).status).toBe(200);
     const refused = await a.search(missNumber(3), await a.login('pbx'));
@@ -61,9 +82,23 @@ async function ownRedis(): Promise<OwnRedis> {
 describe.skipIf(!redisServer)('QUOTA_ON_STORE_ERROR when Redis goes away', () => {
   it('closed: misses 503 while cached answers are served; memory: counts on this gateway; neither answers 5xx for a hit', async () => {
     const redis = await ownRedis();
-    const closed = await startStack({ env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'closed', QUOTA_ON_STORE_ERROR: 'closed', CLIENT_UPSTREAM_QUOTA_PER_DAY: '100' } });
+    const closed = await startStack({
+      env: {
+        REDIS_URL: redis.url,
+        REDIS_KEY_PREFIX: 'closed',
+        QUOTA_ON_STORE_ERROR: 'closed',
+        CLIENT_UPSTREAM_QUOTA_PER_DAY: '100',
+      },
+    });
     stacks.push(closed);
-    const memory = await startStack({ env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'memory', QUOTA_ON_STORE_ERROR: 'memory', CLIENT_UPSTREAM_QUOTA_PER_DAY: '2' } });
+    const memory = await startStack({
+      env: {
+        REDIS_URL: redis.url,
+        REDIS_KEY_PREFIX: 'memory',
+        QUOTA_ON_STORE_ERROR: 'memory',
+        CLIENT_UPSTREAM_QUOTA_PER_DAY: '2',
+      },
+    });
     stacks.push(memory);
     const [tc, tm] = [await closed.login('crm'), await memory.login('crm')];
     expect((await closed.search(missNumber(0), tc)).status).toBe(200);

@@ -70,7 +70,11 @@ describe.skipIf(!sharedRedis)('upstream pauses shared by two gateways through Re
   });
 
   it('opens the breaker on both gateways when one meets UPSTREAM_BREAKER_FAILURES failures; each then makes one trial', async () => {
-    const { a, b, ta, tb } = await warmed({ ...redisEnv(), UPSTREAM_BREAKER_FAILURES: '2', UPSTREAM_BREAKER_OPEN_SECONDS: '2' });
+    const { a, b, ta, tb } = await warmed({
+      ...redisEnv(),
+      UPSTREAM_BREAKER_FAILURES: '2',
+      UPSTREAM_BREAKER_OPEN_SECONDS: '2',
+    });
     a.simulator.controls.setFaults({ errorRate: 1 });
     const before = searchCalls(a);
     expect([(await a.search(fresh(), ta)).status, (await a.search(fresh(), ta)).status]).toEqual([502, 502]);
@@ -96,12 +100,21 @@ describe.skipIf(!redisServer)('upstream pauses when Redis is down', () => {
   it('falls back to a pause per gateway: each pays the upstream its own 429, and no 5xx beyond the 503s', async () => {
     const redis = await startOwnRedis();
     cleanups.push(() => redis.stop());
-    const { a, b, ta, tb } = await warmed({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: `t-${randomUUID()}`, REDIS_TIMEOUT_MS: '200' });
+    const { a, b, ta, tb } = await warmed({
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: `t-${randomUUID()}`,
+      REDIS_TIMEOUT_MS: '200',
+    });
     await redis.stop();
     a.simulator.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '3' });
     const before = searchCalls(a);
     const statuses: number[] = [];
-    for (const [s, t] of [[a, ta], [b, tb], [a, ta], [b, tb]] as const) {
+    for (const [s, t] of [
+      [a, ta],
+      [b, tb],
+      [a, ta],
+      [b, tb],
+    ] as const) {
       const res = await s.search(fresh(), t);
       statuses.push(res.status);
       expect(await problemType(res)).toBe('upstream-rate-limited');
@@ -109,6 +122,9 @@ describe.skipIf(!redisServer)('upstream pauses when Redis is down', () => {
     expect(statuses).toEqual([503, 503, 503, 503]);
     // One 429 each, then each refuses on its own.
     expect(searchCalls(a) - before).toBe(2);
-    for (const s of [a, b]) expect(s.logs.filter((l) => l.fields.event === 'shared_store_down' && l.fields.store === 'counter')).toHaveLength(1);
+    for (const s of [a, b])
+      expect(s.logs.filter((l) => l.fields.event === 'shared_store_down' && l.fields.store === 'counter')).toHaveLength(
+        1,
+      );
   });
 });

@@ -8,14 +8,20 @@ const { start } = stacksPerTest();
 
 const calls = (s: Stack) => s.simulator.controls.stats().searchCalls;
 /** Caches one number with a 1 s freshness, so it is stale (and servable on error) shortly after. */
-const SHORT_CACHE = { CACHE_TTL_SECONDS: '1', CACHE_NEGATIVE_TTL_SECONDS: '1', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0' };
+const SHORT_CACHE = {
+  CACHE_TTL_SECONDS: '1',
+  CACHE_NEGATIVE_TTL_SECONDS: '1',
+  CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
+};
 
 describe('UPSTREAM_MAX_CONCURRENCY', () => {
   it('never puts more than 4 of 24 concurrent misses in flight at the upstream, and answers them all', async () => {
     const s = await start({ UPSTREAM_MAX_CONCURRENCY: '4' }, 100);
     const crm = await s.login('crm');
     s.simulator.controls.resetStats();
-    const statuses = await Promise.all(Array.from({ length: 24 }, (_, i) => s.search(missNumber(i), crm).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => s.search(missNumber(i), crm).then((r) => r.status)),
+    );
     expect(statuses).toEqual(Array(24).fill(200));
     expect(s.simulator.controls.stats().maxSearchesInFlight).toBe(4);
     expect(calls(s)).toBe(24);
@@ -117,7 +123,9 @@ describe('circuit breaker', () => {
     await sleep(2_000);
     s.simulator.controls.setFaults({ errorRate: 0 });
     // Five misses at once after the open period: one trial reaches the upstream, the others wait for it.
-    const trial = await Promise.all([12, 13, 14, 15, 16].map((i) => s.search(missNumber(i), crm).then((r) => r.status)));
+    const trial = await Promise.all(
+      [12, 13, 14, 15, 16].map((i) => s.search(missNumber(i), crm).then((r) => r.status)),
+    );
     expect(trial.filter((x) => x === 200)).toHaveLength(1);
     expect(trial.filter((x) => x === 503)).toHaveLength(4);
     expect(calls(s) - before).toBe(4);

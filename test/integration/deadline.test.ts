@@ -21,7 +21,12 @@ describe('a deadline that is kept', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { UPSTREAM_TIMEOUT_MS: '2000', CACHE_TTL_SECONDS: '600', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0', CACHE_STALE_IF_ERROR_SECONDS: '3600' },
+      env: {
+        UPSTREAM_TIMEOUT_MS: '2000',
+        CACHE_TTL_SECONDS: '600',
+        CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
+        CACHE_STALE_IF_ERROR_SECONDS: '3600',
+      },
       gateway: { clock: () => Date.now() + time.offset },
     });
     crm = await stack.login('crm');
@@ -107,7 +112,10 @@ describe('LOOKUP_DEADLINE_MS', () => {
   let crm: string;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '2000', LOOKUP_DEADLINE_MS: '300' }, simulator: { latencyMs: 700 } });
+    stack = await startStack({
+      env: { UPSTREAM_TIMEOUT_MS: '2000', LOOKUP_DEADLINE_MS: '300' },
+      simulator: { latencyMs: 700 },
+    });
     crm = await stack.login('crm');
   });
   afterAll(() => stack.close());

@@ -7,7 +7,12 @@ const UNLISTED = '+442079460999';
 async function problem(res: Response) {
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   const body = (await res.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ status: res.status, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status: res.status,
+    type: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(body.requestId).toBe(res.headers.get('x-request-id'));
   return body;
 }
@@ -21,12 +26,22 @@ describe('gateway over real sockets', () => {
     await stack.close();
   });
   afterEach(() => {
-    stack.simulator.controls.setFaults({ errorRate: 0, hangRate: 0, latencyMs: 0, tokenErrorRate: 0, revokeTokensAfterMs: null });
+    stack.simulator.controls.setFaults({
+      errorRate: 0,
+      hangRate: 0,
+      latencyMs: 0,
+      tokenErrorRate: 0,
+      revokeTokensAfterMs: null,
+    });
   });
 
   describe('POST /token/login', () => {
     const login = (fields: Record<string, string>, type = 'application/x-www-form-urlencoded') =>
-      fetch(`${stack.gateway.url}/token/login`, { method: 'POST', headers: { 'content-type': type }, body: new URLSearchParams(fields).toString() });
+      fetch(`${stack.gateway.url}/token/login`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: new URLSearchParams(fields).toString(),
+      });
 
     it('issues a gateway token in exactly the upstream token shape', async () => {
       const res = await login({ grant_type: 'client_credentials', client_id: 'crm', client_secret: CLIENTS.crm });
@@ -80,7 +95,11 @@ describe('gateway over real sockets', () => {
       const res = await stack.search('020 7946 0001', token);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      const body = (await res.json()) as { query: { what: string }; total: number; results: { provider: { id: string } }[] };
+      const body = (await res.json()) as {
+        query: { what: string };
+        total: number;
+        results: { provider: { id: string } }[];
+      };
       expect(body.query.what).toBe(BOTH);
       expect(body.total).toBe(2);
       expect(body.results.map((r) => r.provider.id).sort()).toEqual(['openbook', 'swissdir']);
@@ -99,7 +118,9 @@ describe('gateway over real sockets', () => {
       expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
       await problem(none);
       for (const auth of ['Bearer nonsense', 'Basic Y3JtOnNlY3JldA==', 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2ln']) {
-        const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=${encodeURIComponent(BOTH)}`, { headers: { authorization: auth } });
+        const res = await fetch(`${stack.gateway.url}/v2/contacts/search?what=${encodeURIComponent(BOTH)}`, {
+          headers: { authorization: auth },
+        });
         expect(res.status).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       }
@@ -114,12 +135,14 @@ describe('gateway over real sockets', () => {
         expect(res.status, JSON.stringify(what)).toBe(400);
         await problem(res);
       }
-      const noParam = await fetch(`${stack.gateway.url}/v2/contacts/search`, { headers: { authorization: `Bearer ${token}` } });
+      const noParam = await fetch(`${stack.gateway.url}/v2/contacts/search`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(noParam.status).toBe(400);
       expect(stack.simulator.controls.stats().searchCalls).toBe(before);
     });
 
-    it('never forwards the caller\'s Authorization to the upstream', async () => {
+    it("never forwards the caller's Authorization to the upstream", async () => {
       const token = await stack.login();
       stack.simulator.controls.resetStats();
       const res = await stack.search('020 7946 0002', token);

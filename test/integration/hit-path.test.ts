@@ -54,19 +54,36 @@ describe('Node hit path', () => {
   it('writes the same access log line and counts the same metrics', async () => {
     const before = fast.logs.length;
     const hitsBefore = await metricValue(fast, /^callerid_gateway_cache_lookups_total\{result="hit"\}/);
-    const reqBefore = await metricValue(fast, /^callerid_gateway_http_requests_total\{route="\/v2\/contacts\/search",method="GET",status="200"\}/);
+    const reqBefore = await metricValue(
+      fast,
+      /^callerid_gateway_http_requests_total\{route="\/v2\/contacts\/search",method="GET",status="200"\}/,
+    );
     const res = await fast.search('020 7946 0010', fastToken);
     expect(res.headers.get('cache-status')).toMatch(/; hit;/);
     await res.text();
     await new Promise((r) => setTimeout(r, 20));
-    const line = fast.logs.slice(before).find((l) => l.fields.event === 'request' && l.fields.route === '/v2/contacts/search');
+    const line = fast.logs
+      .slice(before)
+      .find((l) => l.fields.event === 'request' && l.fields.route === '/v2/contacts/search');
     expect(line).toMatchObject({
       level: 'info',
-      fields: { method: 'GET', route: '/v2/contacts/search', status: 200, cache: 'hit', clientId: 'crm', numberHash: expect.stringMatching(/^[0-9a-f]{32}$/) },
+      fields: {
+        method: 'GET',
+        route: '/v2/contacts/search',
+        status: 200,
+        cache: 'hit',
+        clientId: 'crm',
+        numberHash: expect.stringMatching(/^[0-9a-f]{32}$/),
+      },
     });
     expect(JSON.stringify(line)).not.toContain('79460010');
     expect(await metricValue(fast, /^callerid_gateway_cache_lookups_total\{result="hit"\}/)).toBe(hitsBefore + 1);
-    expect(await metricValue(fast, /^callerid_gateway_http_requests_total\{route="\/v2\/contacts\/search",method="GET",status="200"\}/)).toBe(reqBefore + 1);
+    expect(
+      await metricValue(
+        fast,
+        /^callerid_gateway_http_requests_total\{route="\/v2\/contacts\/search",method="GET",status="200"\}/,
+      ),
+    ).toBe(reqBefore + 1);
   });
 
   it('answers only when token, spelling and a fresh entry are all known already', async () => {
@@ -80,7 +97,9 @@ describe('Node hit path', () => {
     expect(hit?.headers['x-request-id']).toBe('abc');
     expect(hitPath('GET', target, bearer, 'bad id!')?.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(hitPath('HEAD', target, bearer, undefined)).toBeUndefined();
-    expect(hitPath('GET', `/v2/contacts/search?what=${encodeURIComponent('+44 161 496 0001')}`, bearer, undefined)).toBeUndefined();
+    expect(
+      hitPath('GET', `/v2/contacts/search?what=${encodeURIComponent('+44 161 496 0001')}`, bearer, undefined),
+    ).toBeUndefined();
     expect(hitPath('GET', `${target}&what=1`, bearer, undefined)).toBeUndefined();
     expect(hitPath('GET', target.replace('what', 'wh%61t'), bearer, undefined)).toBeUndefined();
     expect(hitPath('GET', target, 'Bearer not-verified', undefined)).toBeUndefined();
@@ -89,20 +108,28 @@ describe('Node hit path', () => {
 
   it('leaves to the app what it cannot vouch for: a bad token, a repeated or malformed what, HEAD', async () => {
     await (await fast.search(NUMBER, fastToken)).text();
-    const badToken = await fetch(`${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}`, { headers: { authorization: 'Bearer x.y.z' } });
+    const badToken = await fetch(`${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}`, {
+      headers: { authorization: 'Bearer x.y.z' },
+    });
     expect(badToken.status).toBe(401);
     expect(badToken.headers.get('www-authenticate')).toMatch(/^Bearer/);
     const auth = { authorization: `Bearer ${fastToken}` };
-    const repeated = await fetch(`${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}&what=${encodeURIComponent(NUMBER)}`, { headers: auth });
+    const repeated = await fetch(
+      `${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}&what=${encodeURIComponent(NUMBER)}`,
+      { headers: auth },
+    );
     expect(repeated.status).toBe(400);
     const brokenEscape = await fetch(`${fast.gateway.url}/v2/contacts/search?what=%E0%A4%A`, { headers: auth });
     expect(brokenEscape.status).toBe(400);
-    const head = await fetch(`${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}`, { method: 'HEAD', headers: auth });
+    const head = await fetch(`${fast.gateway.url}/v2/contacts/search?what=${encodeURIComponent(NUMBER)}`, {
+      method: 'HEAD',
+      headers: auth,
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get('cache-status')).toMatch(/; hit;/);
   });
 
-  it('takes the app\'s path for a stale entry, which then refreshes it', async () => {
+  it("takes the app's path for a stale entry, which then refreshes it", async () => {
     await (await fast.search('0113 496 0004', fastToken)).text();
     fast.gateway.services.lookupCache.clear();
     fast.simulator.controls.resetStats();

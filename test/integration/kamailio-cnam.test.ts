@@ -16,7 +16,13 @@ const CALLER_SCENARIO = join(import.meta.dirname, '../fixtures/sipp/uac-caller.x
 
 const ready =
   checkRequirement(commandRequirement('sh', ['-c', 'command -v sipp'], 'sipp (Debian package sip-tester)')) &&
-  checkRequirement(commandRequirement('kamailio', ['-c', '-f', CONFIG], 'kamailio with the http_client and uac modules (Debian packages kamailio, kamailio-utils-modules)'));
+  checkRequirement(
+    commandRequirement(
+      'kamailio',
+      ['-c', '-f', CONFIG],
+      'kamailio with the http_client and uac modules (Debian packages kamailio, kamailio-utils-modules)',
+    ),
+  );
 
 interface Exited {
   code: number | null;
@@ -52,13 +58,34 @@ describe.skipIf(!ready)('Kamailio sets the caller name from the gateway', () => 
     url.password = CLIENTS.pbx;
     kamailio = spawn(
       'kamailio',
-      ['-f', CONFIG, '-DD', '-E', '-m', '32', '-M', '4', '-Y', dir, '-P', join(dir, 'kamailio.pid'), '-l', `udp:127.0.0.1:${kamailioPort}`, '-A', `CNAM_URL="${url.href}"`],
+      [
+        '-f',
+        CONFIG,
+        '-DD',
+        '-E',
+        '-m',
+        '32',
+        '-M',
+        '4',
+        '-Y',
+        dir,
+        '-P',
+        join(dir, 'kamailio.pid'),
+        '-l',
+        `udp:127.0.0.1:${kamailioPort}`,
+        '-A',
+        `CNAM_URL="${url.href}"`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     kamailio.stderr!.on('data', (d) => (kamailioLog += d));
     // Listening once its children report in (or it has exited with the reason in its log).
     const started = Date.now();
-    while (!/INFO: .*main\.c.*|bind_sock|listening on/i.test(kamailioLog) && kamailio.exitCode === null && Date.now() - started < 5000) {
+    while (
+      !/INFO: .*main\.c.*|bind_sock|listening on/i.test(kamailioLog) &&
+      kamailio.exitCode === null &&
+      Date.now() - started < 5000
+    ) {
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -79,11 +106,46 @@ describe.skipIf(!ready)('Kamailio sets the caller name from the gateway', () => 
     const calleePort = await freePort();
     const messages = join(dir, `callee-${calleePort}.log`);
     // The callee ends after its one call (-m 1).
-    const callee = run('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(calleePort), '-m', '1', '-trace_msg', '-message_file', messages, '-nostdin'], 15_000);
+    const callee = run(
+      'sipp',
+      [
+        '-sn',
+        'uas',
+        '-i',
+        '127.0.0.1',
+        '-p',
+        String(calleePort),
+        '-m',
+        '1',
+        '-trace_msg',
+        '-message_file',
+        messages,
+        '-nostdin',
+      ],
+      15_000,
+    );
     await new Promise((r) => setTimeout(r, 200));
     const call = await run(
       'sipp',
-      ['127.0.0.1:' + calleePort, '-sf', CALLER_SCENARIO, '-key', 'caller', caller, '-rsa', `127.0.0.1:${kamailioPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-timeout', '10s', '-nostdin'],
+      [
+        '127.0.0.1:' + calleePort,
+        '-sf',
+        CALLER_SCENARIO,
+        '-key',
+        'caller',
+        caller,
+        '-rsa',
+        `127.0.0.1:${kamailioPort}`,
+        '-i',
+        '127.0.0.1',
+        '-p',
+        String(await freePort()),
+        '-m',
+        '1',
+        '-timeout',
+        '10s',
+        '-nostdin',
+      ],
       15_000,
     );
     expect(call.code, `${call.output}\n--- kamailio ---\n${kamailioLog}`).toBe(0);

@@ -10,7 +10,13 @@ interface Attempt {
   contentType: string | null;
 }
 
-async function login(stack: Stack, address: string, clientId: string, secret: string, dispatcher?: Agent): Promise<Attempt> {
+async function login(
+  stack: Stack,
+  address: string,
+  clientId: string,
+  secret: string,
+  dispatcher?: Agent,
+): Promise<Attempt> {
   const res = await undiciFetch(`${stack.gateway.url}/token/login`, {
     dispatcher,
     method: 'POST',
@@ -18,7 +24,11 @@ async function login(stack: Stack, address: string, clientId: string, secret: st
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
   });
   await res.arrayBuffer();
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), contentType: res.headers.get('content-type') };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    contentType: res.headers.get('content-type'),
+  };
 }
 
 describe('login brute force', () => {
@@ -26,7 +36,12 @@ describe('login brute force', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { TRUST_PROXY_HOPS: '1', LOGIN_FAILURES_PER_CLIENT: '5', LOGIN_FAILURES_PER_ADDRESS: '20', LOGIN_FAILURE_WINDOW_SECONDS: '600' },
+      env: {
+        TRUST_PROXY_HOPS: '1',
+        LOGIN_FAILURES_PER_CLIENT: '5',
+        LOGIN_FAILURES_PER_ADDRESS: '20',
+        LOGIN_FAILURE_WINDOW_SECONDS: '600',
+      },
     });
   });
   afterAll(async () => {
@@ -51,7 +66,9 @@ describe('login brute force', () => {
   it('stops a parallel burst of 3,000 wrong secrets after the limit: at most 5 are even checked', async () => {
     // 64 connections at once (more would only test the machine's listen backlog), all 3,000 requests queued at once.
     const agent = new Agent({ connections: 64 });
-    const attempts = await Promise.all(Array.from({ length: 3000 }, (_, i) => login(stack, '203.0.113.3', 'pbx', `guess-${i}`, agent)));
+    const attempts = await Promise.all(
+      Array.from({ length: 3000 }, (_, i) => login(stack, '203.0.113.3', 'pbx', `guess-${i}`, agent)),
+    );
     await agent.close();
     const counts = { 401: 0, 429: 0 } as Record<number, number>;
     for (const a of attempts) counts[a.status] = (counts[a.status] ?? 0) + 1;

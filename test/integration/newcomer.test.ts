@@ -36,7 +36,10 @@ describe('CONSOLE_PROVIDER as people write it', () => {
     const body = (await (await consoleSearch(unknown.gateway.url, '020 7946 0001')).json()) as SearchBody;
     expect(body.total).toBe(0);
     const warning = unknown.logs.find((l) => l.fields.event === 'console_provider_not_in_answer');
-    expect(warning).toMatchObject({ level: 'warn', fields: { provider: 'NoSuchDirectory', providersSeen: ['swissdir', 'openbook'] } });
+    expect(warning).toMatchObject({
+      level: 'warn',
+      fields: { provider: 'NoSuchDirectory', providersSeen: ['swissdir', 'openbook'] },
+    });
     expect(JSON.stringify(warning)).not.toContain('7946');
   });
 });
@@ -46,7 +49,9 @@ describe('console examples follow DEFAULT_REGION', () => {
   let gb: Stack;
 
   beforeAll(async () => {
-    ch = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', DEFAULT_REGION: 'CH', CONSOLE_RATE_PER_ADDRESS: '1000' } });
+    ch = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', DEFAULT_REGION: 'CH', CONSOLE_RATE_PER_ADDRESS: '1000' },
+    });
     gb = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000' } });
   });
   afterAll(async () => {
@@ -64,7 +69,8 @@ describe('console examples follow DEFAULT_REGION', () => {
     expect(national).toMatch(/^0\d/);
     expect(html).toContain(`<code>${international}</code>`);
     expect(html).toContain(`placeholder="e.g. ${national}"`);
-    for (const example of [national!, international!]) expect((await consoleSearch(ch.gateway.url, example)).status).toBe(200);
+    for (const example of [national!, international!])
+      expect((await consoleSearch(ch.gateway.url, example)).status).toBe(200);
   });
 
   it('keeps the fictional drama numbers of the demo directory with DEFAULT_REGION=GB', async () => {
@@ -99,7 +105,10 @@ describe('error texts, favicon and log events', () => {
 
   it('speaks of the path, not of a `what` parameter, when the purge route gets an impossible number', async () => {
     const token = await stack.login('ops');
-    const res = await fetch(`${stack.gateway.url}/admin/cache/not-a-number`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${stack.gateway.url}/admin/cache/not-a-number`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}` },
+    });
     const body = (await res.json()) as { title: string; detail: string };
     expect(res.status).toBe(400);
     expect(body.title).toBe('Not a possible phone number');
@@ -122,8 +131,16 @@ describe('error texts, favicon and log events', () => {
     const token = await stack.login();
     await (await stack.search('0113 496 0099', token)).text();
     stack.simulator.controls.setFaults({ errorRate: 0 });
-    await (await fetch(`${stack.gateway.url}/token/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=crm&client_secret=x' })).text();
-    expect(stack.logs.some((l) => l.level === 'warn' && l.fields.status === undefined && /request failed/.test(l.msg))).toBe(true);
+    await (
+      await fetch(`${stack.gateway.url}/token/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials&client_id=crm&client_secret=x',
+      })
+    ).text();
+    expect(
+      stack.logs.some((l) => l.level === 'warn' && l.fields.status === undefined && /request failed/.test(l.msg)),
+    ).toBe(true);
     const without = stack.logs.filter((l) => typeof l.fields.event !== 'string' || l.fields.event === '');
     expect(without).toEqual([]);
   });

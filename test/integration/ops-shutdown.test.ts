@@ -43,7 +43,9 @@ describe('graceful shutdown of the Node entry point', () => {
     await built?.cleanup();
   });
 
-  async function start(extra: Record<string, string>): Promise<{ gateway: GatewayProcess; base: string; token: string }> {
+  async function start(
+    extra: Record<string, string>,
+  ): Promise<{ gateway: GatewayProcess; base: string; token: string }> {
     const gateway = await startGatewayProcess(built.dir, { ...env, ...extra });
     running.push(gateway);
     const base = `http://127.0.0.1:${gateway.port}`;
@@ -58,7 +60,9 @@ describe('graceful shutdown of the Node entry point', () => {
     const { gateway, base, token } = await start({ SHUTDOWN_TIMEOUT_SECONDS: '10' });
     simulator.controls.setFaults({ latencyMs: 1500 });
     const before = simulator.controls.stats().searchCalls;
-    const inFlight = fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, { headers: { authorization: `Bearer ${token}` } });
+    const inFlight = fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     await searchStarted(before);
 
     gateway.child.kill('SIGTERM');
@@ -72,7 +76,9 @@ describe('graceful shutdown of the Node entry point', () => {
     const events = gateway.lines.map((l) => l.event);
     expect(events).toContain('shutdown');
     expect(gateway.lines.find((l) => l.event === 'stopped')).toMatchObject({ level: 'info', forced: false });
-    expect(gateway.lines.find((l) => l.event === 'request' && l.route === '/v2/contacts/search')).toMatchObject({ status: 200 });
+    expect(gateway.lines.find((l) => l.event === 'request' && l.route === '/v2/contacts/search')).toMatchObject({
+      status: 200,
+    });
     simulator.controls.setFaults({ latencyMs: 0 });
   });
 
@@ -80,7 +86,9 @@ describe('graceful shutdown of the Node entry point', () => {
     const { gateway, base, token } = await start({ SHUTDOWN_TIMEOUT_SECONDS: '1' });
     simulator.controls.setFaults({ latencyMs: 8000 });
     const before = simulator.controls.stats().searchCalls;
-    const inFlight = fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`, { headers: { authorization: `Bearer ${token}` } }).then(
+    const inFlight = fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`, {
+      headers: { authorization: `Bearer ${token}` },
+    }).then(
       (r) => r.status,
       () => 'cut',
     );

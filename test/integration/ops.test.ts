@@ -15,11 +15,15 @@ const PROMTOOL = '/usr/bin/promtool';
 const hasPromtool = checkRequirement(fileRequirement(PROMTOOL, 'promtool (Debian package prometheus)'));
 
 /** prom-client's default metrics include three gauges whose names end in _total, which promtool's lint flags. */
-const PROM_CLIENT_DEFAULT_REMARK = /^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/;
+const PROM_CLIENT_DEFAULT_REMARK =
+  /^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/;
 
 function promtool(input: string): { status: number | null; remarks: string[] } {
   const run = spawnSync(PROMTOOL, ['check', 'metrics'], { input, encoding: 'utf8' });
-  const remarks = `${run.stdout}\n${run.stderr}`.split('\n').map((l) => l.trim()).filter(Boolean);
+  const remarks = `${run.stdout}\n${run.stderr}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return { status: run.status, remarks };
 }
 
@@ -43,7 +47,9 @@ async function metricsText(stack: Stack, init?: RequestInit): Promise<string> {
 }
 
 function consoleSearch(stack: Stack, what: string): Promise<Response> {
-  return fetch(`${stack.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent(what)}`, { headers: { 'user-agent': DESKTOP } });
+  return fetch(`${stack.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+    headers: { 'user-agent': DESKTOP },
+  });
 }
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -54,13 +60,17 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
   }
 }
 
-
 describe('metrics after traffic', () => {
   let stack: Stack;
   let now = Date.now();
   beforeAll(async () => {
     stack = await startStack({
-      env: { CACHE_TTL_SECONDS: '60', CACHE_STALE_WHILE_REVALIDATE_SECONDS: '300', CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1' },
+      env: {
+        CACHE_TTL_SECONDS: '60',
+        CACHE_STALE_WHILE_REVALIDATE_SECONDS: '300',
+        CONSOLE_PROVIDER: 'swissdir',
+        CONSOLE_RATE_PER_ADDRESS: '1',
+      },
       gateway: { clock: () => now },
     });
   });
@@ -89,20 +99,41 @@ describe('metrics after traffic', () => {
     expect(sample(text, 'callerid_gateway_cache_lookups_total', { result: 'stale' })).toBe(1);
     expect(sample(text, 'callerid_gateway_cache_entries')).toBeGreaterThanOrEqual(2);
     expect(sample(text, 'callerid_gateway_cache_bytes')).toBeGreaterThan(0);
-    expect(sample(text, 'callerid_gateway_upstream_requests_total', { endpoint: 'search', outcome: 'unauthorized' })).toBe(1);
-    expect(sample(text, 'callerid_gateway_upstream_requests_total', { endpoint: 'search', outcome: 'ok' })).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(text, 'callerid_gateway_upstream_requests_total', { endpoint: 'search', outcome: 'unauthorized' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'callerid_gateway_upstream_requests_total', { endpoint: 'search', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(3);
     expect(sample(text, 'callerid_gateway_upstream_requests_total', { endpoint: 'token', outcome: 'ok' })).toBe(2);
-    expect(sample(text, 'callerid_gateway_upstream_request_duration_seconds_count', { endpoint: 'search' })).toBeGreaterThanOrEqual(4);
+    expect(
+      sample(text, 'callerid_gateway_upstream_request_duration_seconds_count', { endpoint: 'search' }),
+    ).toBeGreaterThanOrEqual(4);
     expect(sample(text, 'callerid_gateway_upstream_token_unauthorized_refreshes_total')).toBe(1);
-    expect(sample(text, 'callerid_gateway_upstream_token_refreshes_total', { result: 'ok', reason: 'unauthorized' })).toBe(1);
+    expect(
+      sample(text, 'callerid_gateway_upstream_token_refreshes_total', { result: 'ok', reason: 'unauthorized' }),
+    ).toBe(1);
     expect(sample(text, 'callerid_gateway_upstream_token_refreshes_total', { result: 'ok', reason: 'cold' })).toBe(1);
     expect(sample(text, 'callerid_gateway_upstream_token_expiry_seconds')).toBeGreaterThan(80_000);
     expect(sample(text, 'callerid_gateway_rate_limit_rejections_total', { scope: 'address' })).toBe(1);
     expect(sample(text, 'callerid_gateway_console_refusals_total', { reason: 'rate_limited' })).toBe(1);
-    expect(sample(text, 'callerid_gateway_http_requests_total', { route: '/v2/contacts/search', method: 'GET', status: '200' })).toBe(4);
-    expect(sample(text, 'callerid_gateway_http_requests_total', { route: '/token/login', method: 'POST', status: '200' })).toBe(1);
+    expect(
+      sample(text, 'callerid_gateway_http_requests_total', {
+        route: '/v2/contacts/search',
+        method: 'GET',
+        status: '200',
+      }),
+    ).toBe(4);
+    expect(
+      sample(text, 'callerid_gateway_http_requests_total', { route: '/token/login', method: 'POST', status: '200' }),
+    ).toBe(1);
     expect(text).toMatch(/callerid_gateway_http_requests_total\{route="\/console[^"]*",method="GET",status="429"\} 1/);
-    expect(sample(text, 'callerid_gateway_http_request_duration_seconds_count', { route: '/v2/contacts/search', status: '200' })).toBe(4);
+    expect(
+      sample(text, 'callerid_gateway_http_request_duration_seconds_count', {
+        route: '/v2/contacts/search',
+        status: '200',
+      }),
+    ).toBe(4);
     expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
   });
 
@@ -110,8 +141,12 @@ describe('metrics after traffic', () => {
     await fetch(`${stack.gateway.url}/no/such/+442079460001`);
     await fetch(`${stack.gateway.url}/v2/contacts/search`, { method: 'DELETE' });
     const text = await metricsText(stack);
-    expect(sample(text, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
-    expect(sample(text, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'DELETE', status: '405' })).toBe(1);
+    expect(
+      sample(text, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'DELETE', status: '405' }),
+    ).toBe(1);
     expect(text).not.toContain('/no/such');
   });
 
@@ -137,7 +172,13 @@ describe('metrics after traffic', () => {
     expect(line).toMatchObject({
       level: 'info',
       msg: 'request',
-      fields: { method: 'GET', route: '/v2/contacts/search', status: 200, clientId: 'pbx', cache: expect.stringMatching(/^(hit|stale|miss)$/) },
+      fields: {
+        method: 'GET',
+        route: '/v2/contacts/search',
+        status: 200,
+        clientId: 'pbx',
+        cache: expect.stringMatching(/^(hit|stale|miss)$/),
+      },
     });
     expect(line!.fields.durationMs).toEqual(expect.any(Number));
     expect(JSON.stringify(line)).not.toContain('what=');
@@ -147,7 +188,9 @@ describe('metrics after traffic', () => {
 describe('privacy of logs and metrics', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '100', LOG_HASH_KEY: 'ops-test-log-hash-key' } });
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '100', LOG_HASH_KEY: 'ops-test-log-hash-key' },
+    });
   });
   afterAll(async () => {
     await stack?.close();
@@ -184,8 +227,18 @@ describe('privacy of logs and metrics', () => {
     });
     const upstreamTokens = stack.simulator.controls.stats().authorizationsSeen.map((h) => h.replace(/^Bearer\s+/i, ''));
     expect(upstreamTokens.length).toBeGreaterThan(0);
-    const secrets = [...Object.values(CLIENTS), 'upstream-secret-xyz', 'test-signing-key-of-at-least-32-bytes!', 'ops-test-log-hash-key', token, ...upstreamTokens];
-    for (const [where, text] of [['metrics', metrics], ['logs', logs]] as const) {
+    const secrets = [
+      ...Object.values(CLIENTS),
+      'upstream-secret-xyz',
+      'test-signing-key-of-at-least-32-bytes!',
+      'ops-test-log-hash-key',
+      token,
+      ...upstreamTokens,
+    ];
+    for (const [where, text] of [
+      ['metrics', metrics],
+      ['logs', logs],
+    ] as const) {
       for (const run of digitRuns) expect(text.includes(run), `${where} contains the digit run ${run}`).toBe(false);
       for (const secret of secrets) expect(text.includes(secret), `${where} contains a secret or token`).toBe(false);
     }
@@ -245,7 +298,9 @@ describe('metrics protection', () => {
       const anonymous = await fetch(`${stack.gateway.url}/metrics`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect((await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+        401,
+      );
       const text = await metricsText(stack, { headers: { authorization: 'Bearer scrape-token-0123456789' } });
       expect(text).toContain('callerid_gateway_http_requests_total');
     } finally {
@@ -260,7 +315,9 @@ describe('metrics protection', () => {
       expect((await fetch(`${stack.gateway.url}/metrics`)).status).toBe(404);
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(200);
-      expect(await res.text()).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
+      expect(await res.text()).toContain(
+        'callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1',
+      );
       expect((await fetch(`http://127.0.0.1:${port}/v2/contacts/search`)).status).toBe(404);
     } finally {
       await stack.close();

@@ -28,7 +28,9 @@ describe('private answers', () => {
   let token: string;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', TRUST_PROXY_HOPS: '1', CONSOLE_RATE_PER_ADDRESS: '1000' } });
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', TRUST_PROXY_HOPS: '1', CONSOLE_RATE_PER_ADDRESS: '1000' },
+    });
     token = await stack.login();
   });
   afterAll(async () => {
@@ -67,7 +69,9 @@ describe('private answers', () => {
       expect(elsewhere.status).toBe(200);
       expect(nowhere.status).toBe(200);
       expect(stableHeaders(elsewhere)).toEqual(stableHeaders(nowhere));
-      expect((await elsewhere.text()).replace('+442079460003', 'N')).toBe((await nowhere.text()).replace('+442079460999', 'N'));
+      expect((await elsewhere.text()).replace('+442079460003', 'N')).toBe(
+        (await nowhere.text()).replace('+442079460999', 'N'),
+      );
     }
   });
 
@@ -76,6 +80,9 @@ describe('private answers', () => {
     await (await stack.search(LOOKED_UP, token)).text();
     const recent = await consoleSearch(stack, LOOKED_UP);
     const fresh = await consoleSearch(stack, NEVER);
-    expect(stableHeaders(recent)).toEqual({ ...stableHeaders(fresh), 'content-length': recent.headers.get('content-length')! });
+    expect(stableHeaders(recent)).toEqual({
+      ...stableHeaders(fresh),
+      'content-length': recent.headers.get('content-length')!,
+    });
   });
 });

@@ -12,7 +12,15 @@ import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers
 
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
-const LISTED = ['+442079460001', '+442079460002', '+442079460003', '+441134960004', '+441614960001', '+447700900001', '+61255501234'];
+const LISTED = [
+  '+442079460001',
+  '+442079460002',
+  '+442079460003',
+  '+441134960004',
+  '+441614960001',
+  '+447700900001',
+  '+61255501234',
+];
 const UNLISTED = ['+442079460999', '+442079460998'];
 
 interface Replicas {
@@ -43,11 +51,19 @@ async function startReplicas(redisUrl: string, env: Record<string, string> = {})
       const t0 = performance.now();
       const res = await gateways[replica]!.search(number, token);
       await res.text();
-      return { status: res.status, cacheStatus: res.headers.get('cache-status') ?? '', age: Number(res.headers.get('age')), ms: performance.now() - t0 };
+      return {
+        status: res.status,
+        cacheStatus: res.headers.get('cache-status') ?? '',
+        age: Number(res.headers.get('age')),
+        ms: performance.now() - t0,
+      };
     },
     async purge(replica, number) {
       const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
-      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
+      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${admin}` },
+      });
       await res.text();
       return res.status;
     },
@@ -58,7 +74,8 @@ async function startReplicas(redisUrl: string, env: Record<string, string> = {})
 }
 
 /** Every replica asked for every number, all at the same time. */
-const everywhereAtOnce = (r: Replicas, numbers: readonly string[]) => Promise.all(numbers.flatMap((n) => [0, 1, 2].map(async (i) => ({ n, i, ...(await r.search(i, n)) }))));
+const everywhereAtOnce = (r: Replicas, numbers: readonly string[]) =>
+  Promise.all(numbers.flatMap((n) => [0, 1, 2].map(async (i) => ({ n, i, ...(await r.search(i, n)) }))));
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -91,7 +108,9 @@ describe.skipIf(!sharedRedis)('three replicas sharing one Redis (127.0.0.1:6379)
     try {
       const keys = await raw.keys(`${r.prefix}*`);
       expect(keys.filter((k) => k.startsWith(`${r.prefix}:lookup:`))).toHaveLength(LISTED.length + UNLISTED.length);
-      const values = await Promise.all(keys.map(async (k) => ((await raw.type(k)) === 'string' ? ((await raw.get(k)) ?? '') : '')));
+      const values = await Promise.all(
+        keys.map(async (k) => ((await raw.type(k)) === 'string' ? ((await raw.get(k)) ?? '') : '')),
+      );
       const stored = `${keys.join('\n')}\n${values.join('\n')}`;
       for (const n of [...LISTED, ...UNLISTED]) {
         const digits = n.slice(1);
@@ -150,7 +169,10 @@ describe.skipIf(!redisServer)('three replicas when Redis goes away and comes bac
       Array.from({ length: 6 }, async () => {
         while (!stop) {
           const i = k++;
-          const number = Math.floor(i / 3) % 2 === 0 ? `+442079460${String(500 + (i % 400)).padStart(3, '0')}` : LISTED[i % LISTED.length]!;
+          const number =
+            Math.floor(i / 3) % 2 === 0
+              ? `+442079460${String(500 + (i % 400)).padStart(3, '0')}`
+              : LISTED[i % LISTED.length]!;
           answers.push(await r.search(i % 3, number));
         }
       }),
@@ -181,7 +203,8 @@ describe.skipIf(!redisServer)('three replicas when Redis goes away and comes bac
       resumed = (await r.search(1, number)).cacheStatus.includes('detail=shared');
     }
     expect(resumed).toBe(true);
-    for (const logs of r.logs.slice(0, 2)) expect(logs.some((l) => l.fields.event === 'shared_store_up' && l.fields.store === 'lookup')).toBe(true);
+    for (const logs of r.logs.slice(0, 2))
+      expect(logs.some((l) => l.fields.event === 'shared_store_up' && l.fields.store === 'lookup')).toBe(true);
     r.simulator.controls.resetStats();
     await everywhereAtOnce(r, ['+442079460888']);
     expect(r.simulator.controls.stats().searchCalls).toBe(1);

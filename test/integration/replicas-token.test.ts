@@ -37,7 +37,9 @@ const redisContents = (url: string, prefix: string) =>
   withRedis(url, async (redis) => {
     // The token's keys only: the lookup tier keeps its answers under the same prefix (`{prefix}:lookup:*`).
     const keys = await redis.keys(`${prefix}:token:*`);
-    const values = await Promise.all(keys.map(async (k) => ((await redis.type(k)) === 'hash' ? redis.hgetall(k) : redis.get(k))));
+    const values = await Promise.all(
+      keys.map(async (k) => ((await redis.type(k)) === 'hash' ? redis.hgetall(k) : redis.get(k))),
+    );
     return { keys, text: JSON.stringify([keys, values]) };
   });
 
@@ -76,7 +78,9 @@ describe.skipIf(!hasRedisServer)('three replicas sharing the upstream token thro
   });
 
   const start = (prefix: string) =>
-    startReplicas(3, { env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) } });
+    startReplicas(3, {
+      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) },
+    });
 
   it('logs in to the upstream once for 60 concurrent searches spread over three replicas', async () => {
     const prefix = `t-${randomUUID()}`;
@@ -91,7 +95,8 @@ describe.skipIf(!hasRedisServer)('three replicas sharing the upstream token thro
     // All three replicas sent the one token.
     expect(new Set(stats.authorizationsSeen).size).toBe(1);
     const upstreamToken = stats.authorizationsSeen[0]!.replace(/^Bearer /, '');
-    for (const r of deployment.replicas) expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared']);
+    for (const r of deployment.replicas)
+      expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared']);
 
     // Redis holds the token sealed, under a hashed client id.
     const { keys, text } = await redisContents(redis.url, prefix);
@@ -128,7 +133,9 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
   it('answers every search while Redis is down, each replica on its own token, and shares one token again within seconds of Redis coming back', async () => {
     redis = await startOwnRedis();
     const prefix = `t-${randomUUID()}`;
-    deployment = await startReplicas(3, { env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) } });
+    deployment = await startReplicas(3, {
+      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) },
+    });
     const { simulator, replicas } = deployment;
     const token = await replicas[0]!.login();
     expect(await burst(deployment, token, spread(3))).toEqual([200, 200, 200]);
@@ -170,7 +177,8 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
     // Redis back on the same port, empty; the gateways are not restarted.
     const readyBefore = replicas.map((r) => events(r, 'redis_ready').length);
     redis = await startOwnRedis(redis.port);
-    for (let i = 0; i < 100 && replicas.some((r, j) => events(r, 'redis_ready').length <= readyBefore[j]!); i++) await pause(50);
+    for (let i = 0; i < 100 && replicas.some((r, j) => events(r, 'redis_ready').length <= readyBefore[j]!); i++)
+      await pause(50);
     for (const [j, r] of replicas.entries()) expect(events(r, 'redis_ready').length).toBeGreaterThan(readyBefore[j]!);
 
     // Without a refresh or a revocation: within a few seconds every replica sends one token again (the first to ask
@@ -197,7 +205,11 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
       expect(events(r, 'upstream_token_rejoined')).toHaveLength(1);
       expect(await storeUp(r, 'token')).toBe(1);
     }
-    expect(replicas.flatMap((r) => events(r, 'upstream_token_rejoined').map((l) => l.fields.how)).sort()).toEqual(['adopted', 'adopted', 'offered']);
+    expect(replicas.flatMap((r) => events(r, 'upstream_token_rejoined').map((l) => l.fields.how)).sort()).toEqual([
+      'adopted',
+      'adopted',
+      'offered',
+    ]);
     console.info(`token store rejoined by all three replicas ${Math.round(rejoinMs)} ms after Redis answered again`);
 
     // The next refresh (another revocation) goes through Redis again: one login for the three.
@@ -205,7 +217,9 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
     simulator.controls.revokeAllTokens();
     expect(await burst(deployment, token, spread(30))).toEqual(Array(30).fill(200));
     expect(simulator.controls.stats().tokenCalls).toBe(1);
-    expect((await redisContents(redis.url, prefix)).keys.filter((k) => !k.startsWith(`${prefix}:ctr:`))).toHaveLength(2);
+    expect((await redisContents(redis.url, prefix)).keys.filter((k) => !k.startsWith(`${prefix}:ctr:`))).toHaveLength(
+      2,
+    );
     for (const r of replicas) {
       expect(events(r, 'shared_store_up').filter((l) => l.fields.store === 'token')).toHaveLength(1);
       expect(events(r, 'upstream_token_refreshed').map((l) => l.fields.source)).toEqual(['shared', 'own', 'shared']);

@@ -6,7 +6,15 @@ import { rawRequest } from '../helpers/raw-http.js';
 
 const A = '%2B442079460001';
 const B = '%2B442079460002';
-const SMUGGLED = [`what=${A}&wh%61t=${B}`, `what=${A}&%77hat=${B}`, `what=${A}&what`, `what=${A}&WH%41T=${B}&what=${B}`, `%77%68%61%74=${A}&what=${B}`, `what=${A}&wha%74`, `what=${A}&WHAT=${B}`];
+const SMUGGLED = [
+  `what=${A}&wh%61t=${B}`,
+  `what=${A}&%77hat=${B}`,
+  `what=${A}&what`,
+  `what=${A}&WH%41T=${B}&what=${B}`,
+  `%77%68%61%74=${A}&what=${B}`,
+  `what=${A}&wha%74`,
+  `what=${A}&WHAT=${B}`,
+];
 
 describe('parameter smuggling: `what` repeated under any spelling of its name', () => {
   let stack: Stack;
@@ -23,20 +31,32 @@ describe('parameter smuggling: `what` repeated under any spelling of its name', 
   });
 
   it.each(SMUGGLED)('answers 400 on the API, also for a cached number on the hit path: %s', async (query) => {
-    const res = await rawRequest(stack.gateway.url, `GET /v2/contacts/search?${query} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}`);
+    const res = await rawRequest(
+      stack.gateway.url,
+      `GET /v2/contacts/search?${query} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}`,
+    );
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe('application/problem+json');
-    expect(JSON.parse(res.body)).toMatchObject({ status: 400, detail: expect.stringContaining('"what" must be given once') });
+    expect(JSON.parse(res.body)).toMatchObject({
+      status: 400,
+      detail: expect.stringContaining('"what" must be given once'),
+    });
   });
 
   it.each(SMUGGLED)('answers 400 on the console: %s', async (query) => {
-    const res = await rawRequest(stack.gateway.url, `GET /console/v2/contacts/search?${query} HTTP/1.1\r\nHost: x\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64)`);
+    const res = await rawRequest(
+      stack.gateway.url,
+      `GET /console/v2/contacts/search?${query} HTTP/1.1\r\nHost: x\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64)`,
+    );
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toMatchObject({ status: 400 });
   });
 
   it('still answers a single `what` and ignores other parameters', async () => {
-    const res = await rawRequest(stack.gateway.url, `GET /v2/contacts/search?what=${A}&whatever=1&x=what HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}`);
+    const res = await rawRequest(
+      stack.gateway.url,
+      `GET /v2/contacts/search?what=${A}&whatever=1&x=what HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}`,
+    );
     expect(res.status).toBe(200);
   });
 });

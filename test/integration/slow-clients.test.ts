@@ -36,7 +36,9 @@ describe('slow clients', () => {
 
   it('closes a login whose body trickles in 1 byte every 300 ms with 408 within the request timeout', async () => {
     const open = await openSocket(stack.gateway.url);
-    open.socket.write('POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n');
+    open.socket.write(
+      'POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n',
+    );
     trickle(open, 'grant_type=client_credentials&client_id=crm&client_secret='.padEnd(1000, 'x'), 300);
     const closedAt = await closedWithin(open, 8000);
     // The bound (2 s) plus Node's check interval (at most 1 s here) plus scheduling slack; Node's default is 300 s.

@@ -15,7 +15,9 @@ function otherSpellings(token: string): string[] {
 }
 
 async function searchWith(base: string, token: string): Promise<Response> {
-  return fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, { headers: { authorization: `Bearer ${token}` } });
+  return fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
 }
 
 describe('gateway token acceptance', () => {
@@ -50,7 +52,9 @@ describe('gateway token acceptance', () => {
 
     beforeAll(async () => {
       // The same deployment restarted without crm: same signing key, same upstream.
-      const others = await Promise.all(['pbx', 'ops'].map(async (id) => `${id}:${await sha256Hex(CLIENTS[id as 'pbx' | 'ops'])}`));
+      const others = await Promise.all(
+        ['pbx', 'ops'].map(async (id) => `${id}:${await sha256Hex(CLIENTS[id as 'pbx' | 'ops'])}`),
+      );
       restarted = await startNodeGateway({
         PORT: '0',
         HOST: '127.0.0.1',

@@ -53,7 +53,11 @@ describe('lookup cache', () => {
   it("takes the loader's word on whether a body lists anything instead of parsing it again", async () => {
     const time = { now: T0 };
     const body = '{"results":[{"displayName":"Zoë Hartley"}]}';
-    const cache = createLookupCache({ load: async () => ({ body, contentType: 'application/json', listed: false }), clock: () => time.now, ...WINDOWS });
+    const cache = createLookupCache({
+      load: async () => ({ body, contentType: 'application/json', listed: false }),
+      clock: () => time.now,
+      ...WINDOWS,
+    });
     const read = await cache.read(NUMBER);
     // The negative TTL: the loader said "no listing" although the body, parsed, would say otherwise.
     expect(read.answer.listed).toBe(false);
@@ -87,7 +91,9 @@ describe('lookup cache', () => {
   it('fails every caller waiting on a failed load and keeps nothing', async () => {
     const t = setup();
     t.setMode('defer');
-    const lookups = Array.from({ length: 5 }, () => t.service.lookup(NUMBER, UNNAMED_CALLER).catch((err: unknown) => err));
+    const lookups = Array.from({ length: 5 }, () =>
+      t.service.lookup(NUMBER, UNNAMED_CALLER).catch((err: unknown) => err),
+    );
     await settle();
     t.pending[0]!.reject(new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
     const errors = await Promise.all(lookups);
@@ -105,7 +111,9 @@ describe('lookup cache', () => {
     expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toContain('ttl=60');
     expect((await t.service.lookup(OTHER, UNNAMED_CALLER)).cacheStatus).toContain('ttl=600');
     t.advance(61);
-    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toMatch(/fwd=stale; ttl=-1; detail=stale-while-revalidate/);
+    expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toMatch(
+      /fwd=stale; ttl=-1; detail=stale-while-revalidate/,
+    );
     expect((await t.service.lookup(OTHER, UNNAMED_CALLER)).cacheStatus).toBe('callerid-gateway; hit; ttl=539');
   });
 
@@ -134,7 +142,11 @@ describe('lookup cache', () => {
     t.setBody((e164) => listed(e164, 'Hartley Zoë (moved)'));
     t.setMode('defer');
     t.advance(610);
-    const stale = await Promise.all([t.service.lookup(NUMBER, UNNAMED_CALLER), t.service.lookup(NUMBER, UNNAMED_CALLER), t.service.lookup(NUMBER, UNNAMED_CALLER)]);
+    const stale = await Promise.all([
+      t.service.lookup(NUMBER, UNNAMED_CALLER),
+      t.service.lookup(NUMBER, UNNAMED_CALLER),
+      t.service.lookup(NUMBER, UNNAMED_CALLER),
+    ]);
     for (const answer of stale) {
       expect(answer.body).toContain('"Hartley Zoë"');
       expect(answer.cacheStatus).toBe('callerid-gateway; fwd=stale; ttl=-10; detail=stale-while-revalidate');
@@ -231,7 +243,10 @@ describe('lookup cache', () => {
     const wide = setup();
     ascii.setBody(() => `{"results":[{"n":"${'a'.repeat(1000)}"}]}`);
     wide.setBody(() => `{"results":[{"n":"${'ł'.repeat(1000)}"}]}`);
-    return Promise.all([ascii.service.lookup(NUMBER, UNNAMED_CALLER), wide.service.lookup(NUMBER, UNNAMED_CALLER)]).then(() => {
+    return Promise.all([
+      ascii.service.lookup(NUMBER, UNNAMED_CALLER),
+      wide.service.lookup(NUMBER, UNNAMED_CALLER),
+    ]).then(() => {
       expect(wide.cache.bytes - ascii.cache.bytes).toBeGreaterThanOrEqual(1000);
     });
   });

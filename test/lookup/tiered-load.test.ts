@@ -91,7 +91,9 @@ describe('lookup cache with a shared tier', () => {
   it("answers a number another replica fetched from the shared tier, with that answer's true Age and ttl", async () => {
     const d = deployment();
     const [a, b] = [d.replica(), d.replica()];
-    expect((await a.service.lookup(NUMBER, CALLER)).cacheStatus).toBe('callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=600');
+    expect((await a.service.lookup(NUMBER, CALLER)).cacheStatus).toBe(
+      'callerid-gateway; fwd=miss; fwd-status=200; stored; ttl=600',
+    );
     await settle();
     d.advance(100);
     const fromTier = await b.service.lookup(NUMBER, CALLER);
@@ -103,7 +105,10 @@ describe('lookup cache with a shared tier', () => {
     // Kept locally with the same timestamps: the next answer is a plain hit, also on the hit path.
     d.advance(10);
     expect((await b.service.lookup(NUMBER, CALLER)).cacheStatus).toBe('callerid-gateway; hit; ttl=490');
-    expect(b.service.lookupFresh(NUMBER)).toMatchObject({ ageSeconds: 110, cacheStatus: 'callerid-gateway; hit; ttl=490' });
+    expect(b.service.lookupFresh(NUMBER)).toMatchObject({
+      ageSeconds: 110,
+      cacheStatus: 'callerid-gateway; hit; ttl=490',
+    });
   });
 
   it('keeps the hit path in memory: a fresh local answer never calls the tier', async () => {
@@ -130,7 +135,9 @@ describe('lookup cache with a shared tier', () => {
     d.advance(20);
     expect((await b.service.lookup(NUMBER, CALLER)).cacheStatus).toBe('callerid-gateway; hit; ttl=40; detail=shared');
     d.advance(41);
-    expect((await b.service.lookup(NUMBER, CALLER)).cacheStatus).toBe('callerid-gateway; fwd=stale; ttl=-1; detail=stale-while-revalidate');
+    expect((await b.service.lookup(NUMBER, CALLER)).cacheStatus).toBe(
+      'callerid-gateway; fwd=stale; ttl=-1; detail=stale-while-revalidate',
+    );
   });
 
   it("serves the tier's stale copy at once to a replica without one, and its background refresh updates every replica", async () => {
@@ -176,7 +183,10 @@ describe('lookup cache with a shared tier', () => {
     const [a, b] = [d.replica(), d.replica()];
     a.setMode('defer');
     b.setMode('defer');
-    const lookups = [...Array.from({ length: 5 }, () => a.service.lookup(NUMBER, CALLER)), ...Array.from({ length: 5 }, () => b.service.lookup(NUMBER, CALLER))];
+    const lookups = [
+      ...Array.from({ length: 5 }, () => a.service.lookup(NUMBER, CALLER)),
+      ...Array.from({ length: 5 }, () => b.service.lookup(NUMBER, CALLER)),
+    ];
     await settle(30);
     expect(a.calls.length + b.calls.length).toBe(1);
     const filler = a.calls.length === 1 ? a : b;
@@ -225,7 +235,8 @@ describe('lookup cache with a shared tier', () => {
     const d = deployment();
     const [a, b] = [d.replica(), d.replica()];
     a.tier.mode = 'fail';
-    for (const n of ['+442079460001', '+442079460002', '+442079460003']) expect((await a.service.lookup(n, CALLER)).cacheStatus).toContain('fwd=miss');
+    for (const n of ['+442079460001', '+442079460002', '+442079460003'])
+      expect((await a.service.lookup(n, CALLER)).cacheStatus).toContain('fwd=miss');
     expect(a.calls).toHaveLength(3);
     expect(a.logs.filter((l) => l.fields.event === 'shared_store_down')).toHaveLength(1);
     expect(a.storeEvents.filter((e) => e === 'lookup down')).toHaveLength(1);

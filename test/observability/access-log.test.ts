@@ -47,7 +47,16 @@ describe('accessLog', () => {
     expect(logs[0]).toMatchObject({
       level: 'info',
       msg: 'request',
-      fields: { event: 'request', requestId: 'rid-1', method: 'GET', route: '/items/:id', status: 200, clientId: 'crm', cache: 'hit', numberHash: await hasher.hash('+442079460001') },
+      fields: {
+        event: 'request',
+        requestId: 'rid-1',
+        method: 'GET',
+        route: '/items/:id',
+        status: 200,
+        clientId: 'crm',
+        cache: 'hit',
+        numberHash: await hasher.hash('+442079460001'),
+      },
     });
     expect(logs[0]!.fields.durationMs).toEqual(expect.any(Number));
     expect(JSON.stringify(logs)).not.toMatch(/0201234567|2079460001/);

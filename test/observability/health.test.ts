@@ -7,7 +7,14 @@ const NOW = 1_700_000_000_000;
 
 function routes(status: Partial<TokenStatus>, getToken: () => Promise<string> = () => Promise.resolve('t')) {
   const tokens = {
-    status: vi.fn((): TokenStatus => ({ hasToken: false, expiresAt: null, lastError: null, consecutiveFailures: 0, retryAt: null, ...status })),
+    status: vi.fn((): TokenStatus => ({
+      hasToken: false,
+      expiresAt: null,
+      lastError: null,
+      consecutiveFailures: 0,
+      retryAt: null,
+      ...status,
+    })),
     getToken: vi.fn(getToken),
   };
   return { app: healthRoutes({ upstreamTokens: tokens, clock: () => NOW }), tokens };
@@ -34,19 +41,31 @@ describe('health routes', () => {
   });
 
   it('answers 503 with the reason and Retry-After during back-off, without asking the token endpoint', async () => {
-    const { app, tokens } = routes({ retryAt: NOW + 2500, lastError: 'token endpoint answered 500', consecutiveFailures: 2 });
+    const { app, tokens } = routes({
+      retryAt: NOW + 2500,
+      lastError: 'token endpoint answered 500',
+      consecutiveFailures: 2,
+    });
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(res.headers.get('retry-after')).toBe('3');
-    expect(((await res.json()) as { detail: string }).detail).toMatch(/no upstream token \(token endpoint answered 500\)/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(
+      /no upstream token \(token endpoint answered 500\)/,
+    );
     expect(tokens.getToken).not.toHaveBeenCalled();
   });
 
   it('answers 503 with the reason when obtaining a token fails', async () => {
     let failed = false;
     const tokens = {
-      status: (): TokenStatus => ({ hasToken: false, expiresAt: null, lastError: failed ? 'token endpoint unreachable' : null, consecutiveFailures: failed ? 1 : 0, retryAt: failed ? NOW + 800 : null }),
+      status: (): TokenStatus => ({
+        hasToken: false,
+        expiresAt: null,
+        lastError: failed ? 'token endpoint unreachable' : null,
+        consecutiveFailures: failed ? 1 : 0,
+        retryAt: failed ? NOW + 800 : null,
+      }),
       getToken: async () => {
         failed = true;
         throw new GatewayError('token_unavailable', 'the upstream token could not be obtained');
@@ -54,6 +73,8 @@ describe('health routes', () => {
     };
     const res = await healthRoutes({ upstreamTokens: tokens, clock: () => NOW }).request('/readyz');
     expect(res.status).toBe(503);
-    expect(((await res.json()) as { detail: string }).detail).toBe('not ready: no upstream token (token endpoint unreachable)');
+    expect(((await res.json()) as { detail: string }).detail).toBe(
+      'not ready: no upstream token (token endpoint unreachable)',
+    );
   });
 });

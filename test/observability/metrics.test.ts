@@ -7,11 +7,17 @@ import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));
 
-async function series(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+async function series(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return undefined;
   const { values } = await metric.get();
-  const found = values.find((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want));
+  const found = values.find((v) =>
+    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+  );
   return found?.value;
 }
 
@@ -37,11 +43,15 @@ describe('createMetrics', () => {
     expect(await series(registry, `${p}cache_lookups_total`, { result: 'coalesced' })).toBe(1);
     expect(await series(registry, `${p}cache_lookups_total`, { result: 'miss' })).toBe(0);
     expect(await series(registry, `${p}upstream_requests_total`, { endpoint: 'search', outcome: 'timeout' })).toBe(1);
-    expect(await series(registry, `${p}upstream_requests_total`, { endpoint: 'token', outcome: 'server_error' })).toBe(1);
+    expect(await series(registry, `${p}upstream_requests_total`, { endpoint: 'token', outcome: 'server_error' })).toBe(
+      1,
+    );
     expect(await series(registry, `${p}upstream_timeouts_total`, { endpoint: 'search' })).toBe(1);
     expect(await series(registry, `${p}upstream_timeouts_total`, { endpoint: 'token' })).toBe(0);
     expect(await series(registry, `${p}upstream_request_duration_seconds`, { endpoint: 'search', le: '+Inf' })).toBe(2);
-    expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'ok', reason: 'unauthorized' })).toBe(1);
+    expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'ok', reason: 'unauthorized' })).toBe(
+      1,
+    );
     expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'error', reason: 'cold' })).toBe(1);
     expect(await series(registry, `${p}upstream_token_unauthorized_refreshes_total`)).toBe(1);
     expect(await series(registry, `${p}rate_limit_rejections_total`, { scope: 'total' })).toBe(1);
@@ -55,7 +65,12 @@ describe('createMetrics', () => {
     const metrics = createMetrics({ registry, clock: () => now });
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBeNaN();
     const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
-    metrics.watch(metricSourcesOf({ upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) }, lookupCache: { entries: 3, bytes: 4096 } }));
+    metrics.watch(
+      metricSourcesOf({
+        upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) },
+        lookupCache: { entries: 3, bytes: 4096 },
+      }),
+    );
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(90);
     now += 100_000;
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(-10);
@@ -71,8 +86,20 @@ describe('createMetrics', () => {
     metrics.observeRequest('/v2/contacts/search', 'GET', 200, 0.001);
     metrics.observeRequest('unmatched', 'BREW', 405, 0.001);
     metrics.observeRequest('unmatched', 'PROPFIND', 405, 0.001);
-    expect(await series(registry, 'callerid_gateway_http_requests_total', { route: '/v2/contacts/search', method: 'GET', status: '200' })).toBe(1);
-    expect(await series(registry, 'callerid_gateway_http_requests_total', { route: 'unmatched', method: 'other', status: '405' })).toBe(2);
+    expect(
+      await series(registry, 'callerid_gateway_http_requests_total', {
+        route: '/v2/contacts/search',
+        method: 'GET',
+        status: '200',
+      }),
+    ).toBe(1);
+    expect(
+      await series(registry, 'callerid_gateway_http_requests_total', {
+        route: 'unmatched',
+        method: 'other',
+        status: '405',
+      }),
+    ).toBe(2);
     const text = (await metrics.render()).body;
     expect(text).not.toMatch(/BREW|PROPFIND/);
   });

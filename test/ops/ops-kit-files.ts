@@ -30,7 +30,11 @@ interface Panel {
   targets?: { refId: string; expr: string }[];
 }
 
-export function readDashboard(): { uid: string; panels: Panel[]; templating: { list: { name: string; allValue?: string }[] } } {
+export function readDashboard(): {
+  uid: string;
+  panels: Panel[];
+  templating: { list: { name: string; allValue?: string }[] };
+} {
   return JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8'));
 }
 

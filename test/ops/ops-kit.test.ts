@@ -12,13 +12,22 @@ import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
 import { systemClock } from '../../src/clock.js';
 import { typeCheckK8s, validateComposeSchema, validateK8sSchema, type K8sObject } from '../helpers/manifest-checks.js';
 import { checkRequirement, fileRequirement, type Requirement } from '../helpers/requires.js';
-import { ALERTS_FILE, ALERT_TESTS_FILE, CONFIG_DIR, dashboardTargets, readAlertRules, readDashboard, readmeAlertRules } from './ops-kit-files.js';
+import {
+  ALERTS_FILE,
+  ALERT_TESTS_FILE,
+  CONFIG_DIR,
+  dashboardTargets,
+  readAlertRules,
+  readDashboard,
+  readmeAlertRules,
+} from './ops-kit-files.js';
 
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));
 
 /** `docker compose` (the plugin) where it runs, else Debian's `docker-compose`; both implement `config`. */
 function composeCommand(): { command: string[]; requirement: Requirement } {
-  const missing = 'a Compose implementation: the docker compose plugin, or docker-compose (Debian package docker-compose)';
+  const missing =
+    'a Compose implementation: the docker compose plugin, or docker-compose (Debian package docker-compose)';
   for (const command of [['docker', 'compose'], ['docker-compose']]) {
     const run = spawnSync(command[0]!, [...command.slice(1), 'version'], { encoding: 'utf8', timeout: 20_000 });
     if (run.status === 0) return { command, requirement: { present: true, missing } };
@@ -35,7 +44,9 @@ const metricNames = async () => {
 };
 /** Metric names a PromQL expression reads (histogram series by their base name). */
 const namesIn = (expr: string) =>
-  [...expr.matchAll(/\b((?:callerid_gateway|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, ''));
+  [...expr.matchAll(/\b((?:callerid_gateway|process|nodejs)_[a-z0-9_]+)/g)].map((m) =>
+    m[1]!.replace(/_(bucket|sum|count)$/, ''),
+  );
 
 describe('Prometheus alert rules (config/prometheus/alerts.yml)', () => {
   it.skipIf(!hasPromtool)('pass promtool check rules', () => {
@@ -45,16 +56,29 @@ describe('Prometheus alert rules (config/prometheus/alerts.yml)', () => {
   });
 
   it.skipIf(!hasPromtool)('pass their unit tests (promtool test rules), which make every alert fire', () => {
-    const run = spawnSync('/usr/bin/promtool', ['test', 'rules', ALERT_TESTS_FILE], { encoding: 'utf8', cwd: `${CONFIG_DIR}prometheus` });
+    const run = spawnSync('/usr/bin/promtool', ['test', 'rules', ALERT_TESTS_FILE], {
+      encoding: 'utf8',
+      cwd: `${CONFIG_DIR}prometheus`,
+    });
     expect(run.stdout + run.stderr).toMatch(/SUCCESS/);
     expect(run.status).toBe(0);
-    const tests = parse(readFileSync(ALERT_TESTS_FILE, 'utf8')) as { tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[] };
-    const fired = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
-    expect([...fired].sort()).toEqual(readAlertRules().map((r) => r.alert).sort());
+    const tests = parse(readFileSync(ALERT_TESTS_FILE, 'utf8')) as {
+      tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const fired = new Set(
+      tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)),
+    );
+    expect([...fired].sort()).toEqual(
+      readAlertRules()
+        .map((r) => r.alert)
+        .sort(),
+    );
   });
 
   it.skipIf(!hasPromtool)('are loaded by the scrape config, which promtool check config accepts', () => {
-    const run = spawnSync('/usr/bin/promtool', ['check', 'config', `${CONFIG_DIR}prometheus/prometheus.yml`], { encoding: 'utf8' });
+    const run = spawnSync('/usr/bin/promtool', ['check', 'config', `${CONFIG_DIR}prometheus/prometheus.yml`], {
+      encoding: 'utf8',
+    });
     expect(run.stdout + run.stderr).toMatch(/is valid prometheus config file syntax/);
     expect(run.stdout + run.stderr).toMatch(/SUCCESS: 11 rules found/);
     expect(run.status).toBe(0);
@@ -67,7 +91,11 @@ describe('Prometheus alert rules (config/prometheus/alerts.yml)', () => {
     for (const rule of readme) {
       expect(file.get(rule.alert), rule.alert).toBeDefined();
       const mine = file.get(rule.alert)!;
-      expect({ expr: mine.expr.trim(), for: mine.for, labels: mine.labels }).toEqual({ expr: rule.expr.trim(), for: rule.for, labels: rule.labels });
+      expect({ expr: mine.expr.trim(), for: mine.for, labels: mine.labels }).toEqual({
+        expr: rule.expr.trim(),
+        for: rule.for,
+        labels: rule.labels,
+      });
     }
   });
 
@@ -88,11 +116,14 @@ describe('Grafana dashboard (config/grafana/callerid-gateway.json)', () => {
     for (const p of panels) expect(p.targets?.length ?? 0, p.title).toBeGreaterThan(0);
     expect(dashboard.templating.list.map((v) => v.name)).toEqual(['datasource', 'instance']);
     const exported = await metricNames();
-    for (const t of dashboardTargets()) for (const name of namesIn(t.expr)) expect(exported, `${t.panel}: ${name}`).toContain(name);
+    for (const t of dashboardTargets())
+      for (const name of namesIn(t.expr)) expect(exported, `${t.panel}: ${name}`).toContain(name);
   });
 
   it('covers what the issue asks to see', () => {
-    const exprs = dashboardTargets().map((t) => t.expr).join('\n');
+    const exprs = dashboardTargets()
+      .map((t) => t.expr)
+      .join('\n');
     for (const metric of [
       'callerid_gateway_http_requests_total', // request rate and errors by route
       'callerid_gateway_http_request_duration_seconds_bucket', // latency percentiles
@@ -116,13 +147,19 @@ describe('Grafana dashboard (config/grafana/callerid-gateway.json)', () => {
     const providers = parse(readFileSync(`${CONFIG_DIR}grafana/provisioning/dashboards/callerid-gateway.yml`, 'utf8'));
     const composeFile = parse(readFileSync(`${CONFIG_DIR}compose.yaml`, 'utf8'));
     const mounts: string[] = composeFile.services.grafana.volumes;
-    expect(mounts).toContain(`./grafana/callerid-gateway.json:${providers.providers[0].options.path}/callerid-gateway.json:ro`);
+    expect(mounts).toContain(
+      `./grafana/callerid-gateway.json:${providers.providers[0].options.path}/callerid-gateway.json:ro`,
+    );
   });
 });
 
 describe('compose file (config/compose.yaml)', () => {
   const file = `${CONFIG_DIR}compose.yaml`;
-  const env = { ...process.env, GATEWAY_TOKEN_SECRET: 'compose-check-not-a-secret-0123456789abcdef', GATEWAY_CLIENTS: `crm:${'0'.repeat(64)}` };
+  const env = {
+    ...process.env,
+    GATEWAY_TOKEN_SECRET: 'compose-check-not-a-secret-0123456789abcdef',
+    GATEWAY_CLIENTS: `crm:${'0'.repeat(64)}`,
+  };
 
   it('validates against the Compose Specification JSON schema', () => {
     const doc = parse(readFileSync(file, 'utf8'), { merge: true });
@@ -131,25 +168,36 @@ describe('compose file (config/compose.yaml)', () => {
     expect(validateComposeSchema({ services: { gateway: { imag: 'x' } } }).length).toBeGreaterThan(0);
   });
 
-  it.skipIf(!hasCompose)(`passes \`${compose.command.join(' ')} config\`: three replicas on Redis, every mounted file exists`, () => {
-    const out = execFileSync(compose.command[0]!, [...compose.command.slice(1), '-f', file, 'config'], { env, encoding: 'utf8' });
-    const resolved = parse(out);
-    expect(Object.keys(resolved.services).sort()).toEqual(['gateway', 'grafana', 'prometheus', 'redis', 'simulator']);
-    expect(resolved.services.gateway.deploy.replicas).toBe(3);
-    expect(resolved.services.gateway.environment.REDIS_URL).toBe('redis://redis:6379');
-    const sources = ['prometheus', 'grafana'].flatMap((s) =>
-      (resolved.services[s].volumes as (string | { type: string; source: string })[])
-        .map((v) => (typeof v === 'string' ? { type: v.startsWith('/') ? 'bind' : 'volume', source: v.split(':')[0]! } : v))
-        .filter((v) => v.type === 'bind')
-        .map((v) => v.source),
-    );
-    expect(sources.length).toBe(4);
-    for (const source of sources) expect(existsSync(source), source).toBe(true);
-  });
+  it.skipIf(!hasCompose)(
+    `passes \`${compose.command.join(' ')} config\`: three replicas on Redis, every mounted file exists`,
+    () => {
+      const out = execFileSync(compose.command[0]!, [...compose.command.slice(1), '-f', file, 'config'], {
+        env,
+        encoding: 'utf8',
+      });
+      const resolved = parse(out);
+      expect(Object.keys(resolved.services).sort()).toEqual(['gateway', 'grafana', 'prometheus', 'redis', 'simulator']);
+      expect(resolved.services.gateway.deploy.replicas).toBe(3);
+      expect(resolved.services.gateway.environment.REDIS_URL).toBe('redis://redis:6379');
+      const sources = ['prometheus', 'grafana'].flatMap((s) =>
+        (resolved.services[s].volumes as (string | { type: string; source: string })[])
+          .map((v) =>
+            typeof v === 'string' ? { type: v.startsWith('/') ? 'bind' : 'volume', source: v.split(':')[0]! } : v,
+          )
+          .filter((v) => v.type === 'bind')
+          .map((v) => v.source),
+      );
+      expect(sources.length).toBe(4);
+      for (const source of sources) expect(existsSync(source), source).toBe(true);
+    },
+  );
 
   it.skipIf(!hasCompose)('refuses to start without GATEWAY_TOKEN_SECRET, naming it', () => {
     const { GATEWAY_TOKEN_SECRET: _, ...without } = env;
-    const run = spawnSync(compose.command[0]!, [...compose.command.slice(1), '-f', file, 'config'], { env: without, encoding: 'utf8' });
+    const run = spawnSync(compose.command[0]!, [...compose.command.slice(1), '-f', file, 'config'], {
+      env: without,
+      encoding: 'utf8',
+    });
     expect(run.stdout + run.stderr).toMatch(/set GATEWAY_TOKEN_SECRET/);
   });
 });
@@ -186,10 +234,22 @@ describe('Kubernetes manifests (config/k8s/)', () => {
     expect(deployment.spec.selector.matchLabels).toEqual(labels);
     expect(byKind('Service').spec.selector).toEqual(labels);
     expect(byKind('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
-    const secretNames = (container.env as { name: string; valueFrom?: { secretKeyRef?: unknown } }[]).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort();
-    expect(secretNames).toEqual(['GATEWAY_CLIENTS', 'GATEWAY_TOKEN_SECRET', 'LOG_HASH_KEY', 'METRICS_TOKEN', 'REDIS_URL', 'UPSTREAM_CLIENT_SECRET']);
+    const secretNames = (container.env as { name: string; valueFrom?: { secretKeyRef?: unknown } }[])
+      .filter((e) => e.valueFrom?.secretKeyRef)
+      .map((e) => e.name)
+      .sort();
+    expect(secretNames).toEqual([
+      'GATEWAY_CLIENTS',
+      'GATEWAY_TOKEN_SECRET',
+      'LOG_HASH_KEY',
+      'METRICS_TOKEN',
+      'REDIS_URL',
+      'UPSTREAM_CLIENT_SECRET',
+    ]);
     for (const name of secretNames) expect(Object.keys(byKind('ConfigMap').data)).not.toContain(name);
-    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(byKind('ConfigMap').data.SHUTDOWN_TIMEOUT_SECONDS));
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(
+      Number(byKind('ConfigMap').data.SHUTDOWN_TIMEOUT_SECONDS),
+    );
   });
 
   it("size the memory limit from the ConfigMap's CACHE_MAX_BYTES as the comment computes it", () => {

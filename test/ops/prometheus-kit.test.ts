@@ -35,7 +35,9 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       ruleFiles: [ALERTS_FILE],
     });
     // Both targets scraped once before the traffic, so every counter has a sample from before it.
-    await waitFor(async () => (await prometheus.query(`count(up{job="${JOB}"} == 1)`)).data?.result[0]?.value[1] === '2');
+    await waitFor(
+      async () => (await prometheus.query(`count(up{job="${JOB}"} == 1)`)).data?.result[0]?.value[1] === '2',
+    );
 
     const [one, two] = stack.replicas as [Replicas['replicas'][0], Replicas['replicas'][0]];
     const send = async (res: Promise<Response>, status: number) => {
@@ -87,7 +89,9 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       // route template is /console/*).
       let consoleLimited = false;
       for (let i = 0; i < 4 && !consoleLimited; i++) {
-        const r = await fetch(`${one.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`);
+        const r = await fetch(
+          `${one.gateway.url}/console/v2/contacts/search?what=${encodeURIComponent('020 7946 0002')}`,
+        );
         await r.arrayBuffer();
         answered++;
         if (round === 1 && i < 2) expect(r.status).toBe(200);
@@ -98,7 +102,12 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
     }
 
     // Prometheus has scraped everything sent (each replica counts its own answers).
-    await waitFor(async () => Number((await prometheus.query(`sum(callerid_gateway_http_requests_total{job="${JOB}"})`)).data?.result[0]?.value[1]) >= answered);
+    await waitFor(
+      async () =>
+        Number(
+          (await prometheus.query(`sum(callerid_gateway_http_requests_total{job="${JOB}"})`)).data?.result[0]?.value[1],
+        ) >= answered,
+    );
     // And once more, so every series has two samples after its last change (rate() needs two).
     await sleep(2_500);
   }, 90_000);
@@ -132,22 +141,47 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
     const statuses = (await values('sum by (route, status) (rate(callerid_gateway_http_requests_total'))
       .filter((s) => Number(s.value[1]) > 0)
       .map((s) => `${s.metric.route} ${s.metric.status}`);
-    for (const expected of ['/v2/contacts/search 400', '/v2/contacts/search 401', '/v2/contacts/search 429', '/v2/contacts/search 502', '/console/* 429']) {
+    for (const expected of [
+      '/v2/contacts/search 400',
+      '/v2/contacts/search 401',
+      '/v2/contacts/search 429',
+      '/v2/contacts/search 502',
+      '/console/* 429',
+    ]) {
       expect(statuses).toContain(expected);
     }
-    const results = Object.fromEntries((await values('sum by (result) (rate(callerid_gateway_cache_lookups_total')).map((s) => [s.metric.result, Number(s.value[1])]));
+    const results = Object.fromEntries(
+      (await values('sum by (result) (rate(callerid_gateway_cache_lookups_total')).map((s) => [
+        s.metric.result,
+        Number(s.value[1]),
+      ]),
+    );
     expect(results.hit).toBeGreaterThan(0);
     expect(results.miss).toBeGreaterThan(0);
-    const ratio = Number((await values('sum(rate(callerid_gateway_cache_lookups_total{instance=~"$instance",result=~"hit|stale|stale_if_error|shared"}'))[0]!.value[1]);
+    const ratio = Number(
+      (
+        await values(
+          'sum(rate(callerid_gateway_cache_lookups_total{instance=~"$instance",result=~"hit|stale|stale_if_error|shared"}',
+        )
+      )[0]!.value[1],
+    );
     expect(ratio).toBeGreaterThan(0.3);
     expect(ratio).toBeLessThan(1);
-    const quota = (await values('sum by (client, scope) (rate(callerid_gateway_quota_rejections_total')).map((s) => `${s.metric.client} ${s.metric.scope}`);
+    const quota = (await values('sum by (client, scope) (rate(callerid_gateway_quota_rejections_total')).map(
+      (s) => `${s.metric.client} ${s.metric.scope}`,
+    );
     expect(quota).toContain('pbx quota');
-    const limited = (await values('sum by (client) (rate(callerid_gateway_client_searches_total{instance=~"$instance",result="rate_limited"}'))
+    const limited = (
+      await values(
+        'sum by (client) (rate(callerid_gateway_client_searches_total{instance=~"$instance",result="rate_limited"}',
+      )
+    )
       .filter((s) => Number(s.value[1]) > 0)
       .map((s) => s.metric.client);
     expect(limited).toEqual(['crm']);
-    const expiry = (await values('min by (instance) (callerid_gateway_upstream_token_expiry_seconds')).map((s) => Number(s.value[1]));
+    const expiry = (await values('min by (instance) (callerid_gateway_upstream_token_expiry_seconds')).map((s) =>
+      Number(s.value[1]),
+    );
     expect(expiry).toHaveLength(2);
     for (const seconds of expiry) expect(seconds).toBeGreaterThan(80_000);
   });
@@ -167,7 +201,8 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       return loaded.length === rules.length && loaded.every((r) => !r.lastEvaluation.startsWith('0001'));
     });
     expect(loaded.map((r) => r.name).sort()).toEqual(rules.map((r) => r.alert).sort());
-    for (const rule of loaded) expect(`${rule.name}: ${rule.health} ${rule.lastError ?? ''}`.trim()).toBe(`${rule.name}: ok`);
+    for (const rule of loaded)
+      expect(`${rule.name}: ${rule.health} ${rule.lastError ?? ''}`.trim()).toBe(`${rule.name}: ok`);
   });
 
   it('makes the quota alert pending for the caller whose quota the traffic spent, and nothing it did not cause', async () => {
@@ -178,10 +213,19 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       return alerts.some((a) => a.labels.alertname === 'CallerIdClientQuotaNearlySpent');
     });
     // pbx spent 2 of its 2 upstream calls (for: 5m, so pending, not yet firing).
-    expect(alerts.filter((a) => a.labels.alertname === 'CallerIdClientQuotaNearlySpent').map((a) => `${a.labels.client} ${a.state}`)).toEqual(['pbx pending']);
+    expect(
+      alerts
+        .filter((a) => a.labels.alertname === 'CallerIdClientQuotaNearlySpent')
+        .map((a) => `${a.labels.client} ${a.state}`),
+    ).toEqual(['pbx pending']);
     // The two 502s are failed upstream searches and 5xx answers; a minute of traffic with few hits is a low hit
     // ratio. Nothing else (no replica down, no token trouble, no store down, no breaker, no budget) may be raised.
-    const caused = ['CallerIdClientQuotaNearlySpent', 'CallerIdUpstreamErrorRate', 'CallerIdServerErrorRate', 'CallerIdCacheHitRatioLow'];
+    const caused = [
+      'CallerIdClientQuotaNearlySpent',
+      'CallerIdUpstreamErrorRate',
+      'CallerIdServerErrorRate',
+      'CallerIdCacheHitRatioLow',
+    ];
     for (const a of alerts) expect(caused).toContain(a.labels.alertname);
   });
 });

@@ -20,7 +20,15 @@ function invalid(normalizer: typeof gb, raw: string | undefined) {
 
 describe('number normalisation', () => {
   it('turns every usual spelling of one number into the same E.164', () => {
-    const spellings = ['+44 20 7946 0101', '+442079460101', '0044 20 7946 0101', '020 7946 0101', '020-7946-0101', '(020) 7946 0101', ' 02079460101 '];
+    const spellings = [
+      '+44 20 7946 0101',
+      '+442079460101',
+      '0044 20 7946 0101',
+      '020 7946 0101',
+      '020-7946-0101',
+      '(020) 7946 0101',
+      ' 02079460101 ',
+    ];
     for (const s of spellings) expect(gb.normalize(s), s).toBe('+442079460101');
   });
 

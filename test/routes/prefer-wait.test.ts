@@ -15,7 +15,17 @@ describe('Prefer: wait (RFC 7240)', () => {
     expect(preferredWaitSeconds(header)).toBe(seconds);
   });
 
-  it.each(['wait', 'wait=', 'wait=-1', 'wait=abc', 'wait=1e3', 'wait=0x10', 'wait=1.2.3', 'return=minimal', 'waiting=2'])('ignores the malformed or absent wait in %j', (header) => {
+  it.each([
+    'wait',
+    'wait=',
+    'wait=-1',
+    'wait=abc',
+    'wait=1e3',
+    'wait=0x10',
+    'wait=1.2.3',
+    'return=minimal',
+    'waiting=2',
+  ])('ignores the malformed or absent wait in %j', (header) => {
     expect(preferredWaitSeconds(header)).toBeUndefined();
   });
 

@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { noopTelemetry } from '../../src/observability/telemetry.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
-import { createFallbackCounterStore, type CounterStoreErrorMode } from '../../src/shared-state/fallback-counter-store.js';
+import {
+  createFallbackCounterStore,
+  type CounterStoreErrorMode,
+} from '../../src/shared-state/fallback-counter-store.js';
 import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
@@ -14,16 +17,37 @@ function setup(mode: CounterStoreErrorMode) {
   const clock = () => time.now;
   const real = createMemoryCounterStore({ clock });
   const state = { down: false, calls: 0 };
-  const guarded = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => (...a: A): Promise<R> => {
-    state.calls++;
-    return state.down ? Promise.reject(new StoreUnavailableError('counter', 'redis did not answer within 250 ms')) : f(...a);
+  const guarded =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    (...a: A): Promise<R> => {
+      state.calls++;
+      return state.down
+        ? Promise.reject(new StoreUnavailableError('counter', 'redis did not answer within 250 ms'))
+        : f(...a);
+    };
+  const shared: CounterStore = {
+    kind: 'redis',
+    consume: guarded(real.consume),
+    add: guarded(real.add),
+    get: guarded(real.get),
   };
-  const shared: CounterStore = { kind: 'redis', consume: guarded(real.consume), add: guarded(real.add), get: guarded(real.get) };
   const logger = captureLogger();
   const metric: boolean[] = [];
-  const health = createStoreHealth({ store: 'counter', kind: 'redis', logger, telemetry: { ...noopTelemetry, sharedStore: (_s, up) => void metric.push(up) } });
+  const health = createStoreHealth({
+    store: 'counter',
+    kind: 'redis',
+    logger,
+    telemetry: { ...noopTelemetry, sharedStore: (_s, up) => void metric.push(up) },
+  });
   const errors: string[] = [];
-  const store = createFallbackCounterStore({ shared, mode, health, clock, retryAfterMs: 1_000, onStoreError: (e) => void errors.push(e.message) });
+  const store = createFallbackCounterStore({
+    shared,
+    mode,
+    health,
+    clock,
+    retryAfterMs: 1_000,
+    onStoreError: (e) => void errors.push(e.message),
+  });
   return { time, real, state, store, logger, metric, errors };
 }
 
@@ -50,7 +74,8 @@ describe('fallback counter store', () => {
   it('open: counts nothing while down and lets everything through', async () => {
     const { state, store, errors } = setup('open');
     state.down = true;
-    for (let i = 0; i < 5; i++) expect(await store.consume('k', 1, 1, 60_000)).toMatchObject({ allowed: true, count: 0 });
+    for (let i = 0; i < 5; i++)
+      expect(await store.consume('k', 1, 1, 60_000)).toMatchObject({ allowed: true, count: 0 });
     expect(await store.add('k', 1, 60_000)).toMatchObject({ count: 0 });
     expect(await store.get('k')).toBeNull();
     expect(errors.length).toBeGreaterThan(0);

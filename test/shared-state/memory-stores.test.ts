@@ -11,7 +11,9 @@ describe('memory token store', () => {
     const store = createMemoryTokenStore({ clock: () => now });
     let calls = 0;
     const obtain = async () => token(++calls, now);
-    const got = await Promise.all(Array.from({ length: 10 }, () => store.refresh(obtain, { newerThan: null, validForMs: 1_000, waitMs: 100 })));
+    const got = await Promise.all(
+      Array.from({ length: 10 }, () => store.refresh(obtain, { newerThan: null, validForMs: 1_000, waitMs: 100 })),
+    );
     expect(calls).toBe(1);
     expect(new Set(got.map((t) => t.generation))).toEqual(new Set([1]));
     expect(await store.read()).toMatchObject({ token: 't1', generation: 1 });
@@ -60,7 +62,11 @@ describe('memory token store offers', () => {
   it('publishes nothing while a refresh is logging in, and never logs in itself', async () => {
     const store = createMemoryTokenStore({ clock: () => 0 });
     let release!: () => void;
-    const login = store.refresh(() => new Promise((r) => (release = () => r(token('t1', 0)))), { newerThan: null, validForMs: 0, waitMs: 0 });
+    const login = store.refresh(() => new Promise((r) => (release = () => r(token('t1', 0)))), {
+      newerThan: null,
+      validForMs: 0,
+      waitMs: 0,
+    });
     expect(await store.offer(token('own', 0))).toBeNull();
     release();
     expect(await login).toMatchObject({ token: 't1', generation: 1 });

@@ -65,8 +65,14 @@ describe('simulator token endpoint', () => {
 
   it('issues a different token on each call and reports a configured lifetime', async () => {
     const { app } = createSimulator({ tokenLifetimeSeconds: 60, clients: { other: 's3cret' } });
-    const first = (await (await login(app, { client_id: 'other', client_secret: 's3cret' })).json()) as Record<string, unknown>;
-    const second = (await (await login(app, { client_id: 'other', client_secret: 's3cret' })).json()) as Record<string, unknown>;
+    const first = (await (await login(app, { client_id: 'other', client_secret: 's3cret' })).json()) as Record<
+      string,
+      unknown
+    >;
+    const second = (await (await login(app, { client_id: 'other', client_secret: 's3cret' })).json()) as Record<
+      string,
+      unknown
+    >;
     expect(first.expires_in).toBe('60');
     expect(first.clientId).toBe('other');
     expect(first.access_token).not.toBe(second.access_token);
@@ -74,7 +80,11 @@ describe('simulator token endpoint', () => {
 
   it('answers 401 invalid_client to a wrong secret or an unknown client', async () => {
     const { app } = createSimulator();
-    const attempts: Record<string, string>[] = [{ client_secret: 'wrong' }, { client_id: 'nobody' }, { client_id: 'toString' }];
+    const attempts: Record<string, string>[] = [
+      { client_secret: 'wrong' },
+      { client_id: 'nobody' },
+      { client_id: 'toString' },
+    ];
     for (const fields of attempts) {
       const res = await login(app, fields);
       expect(res.status).toBe(401);
@@ -205,7 +215,9 @@ describe('simulator search endpoint', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('3');
     controls.setFaults({ rateLimitRetryAfter: 'Wed, 21 Oct 2037 07:28:00 GMT' });
-    expect((await search(app, SAMPLE_NUMBERS.mobile, token)).headers.get('retry-after')).toBe('Wed, 21 Oct 2037 07:28:00 GMT');
+    expect((await search(app, SAMPLE_NUMBERS.mobile, token)).headers.get('retry-after')).toBe(
+      'Wed, 21 Oct 2037 07:28:00 GMT',
+    );
     controls.setFaults({ rateLimitRetryAfter: null });
     const bare = await search(app, SAMPLE_NUMBERS.mobile, token);
     expect(bare.status).toBe(429);
@@ -252,19 +264,38 @@ describe('simulator search endpoint', () => {
     expect(stats.authorizationsSeen).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(stats.searchByNumber).toEqual({ [SAMPLE_NUMBERS.mobile]: 2, [SAMPLE_NUMBERS.unlisted]: 1 });
     controls.resetStats();
-    expect(controls.stats()).toEqual({ tokenCalls: 0, searchCalls: 0, searchByNumber: {}, authorizationsSeen: [], searchesInFlight: 0, maxSearchesInFlight: 0, rateLimitedCalls: 0, hugeBodyBytesSent: 0 });
+    expect(controls.stats()).toEqual({
+      tokenCalls: 0,
+      searchCalls: 0,
+      searchByNumber: {},
+      authorizationsSeen: [],
+      searchesInFlight: 0,
+      maxSearchesInFlight: 0,
+      rateLimitedCalls: 0,
+      hugeBodyBytesSent: 0,
+    });
   });
 });
 
 describe('bundled directory', () => {
   const index = createDirectoryIndex();
-  const fiction = [/^\+442079460\d{3}$/, /^\+441134960\d{3}$/, /^\+441614960\d{3}$/, /^\+447700900\d{3}$/, /^\+6125550\d{4}$/, /^\+61491570\d{3}$/];
+  const fiction = [
+    /^\+442079460\d{3}$/,
+    /^\+441134960\d{3}$/,
+    /^\+441614960\d{3}$/,
+    /^\+447700900\d{3}$/,
+    /^\+6125550\d{4}$/,
+    /^\+61491570\d{3}$/,
+  ];
 
   it('holds at least 60 numbers, all in ranges reserved for fiction, with displays libphonenumber agrees with', () => {
     expect(index.numbers().length).toBeGreaterThanOrEqual(60);
     for (const entry of DIRECTORY_ENTRIES) {
       for (const phone of entry.phones) {
-        expect(fiction.some((range) => range.test(phone.e164)), phone.e164).toBe(true);
+        expect(
+          fiction.some((range) => range.test(phone.e164)),
+          phone.e164,
+        ).toBe(true);
         expect(parsePhoneNumber(phone.e164).isPossible()).toBe(true);
         expect(phone.display).toBe(parsePhoneNumber(phone.e164).formatNational());
       }
@@ -276,12 +307,20 @@ describe('bundled directory', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const entry of DIRECTORY_ENTRIES) {
       expect(entry.id).toMatch(new RegExp(`^${entry.provider.id}:[0-9a-f]{8}$`));
-      expect(entry.type === 'person' ? entry.person !== null && entry.organization === null : entry.organization !== null && entry.person === null).toBe(true);
+      expect(
+        entry.type === 'person'
+          ? entry.person !== null && entry.organization === null
+          : entry.organization !== null && entry.person === null,
+      ).toBe(true);
     }
   });
 
   it('matches the sample numbers it advertises', () => {
-    const providersOf = (n: string) => index.lookup(n).map((e) => e.provider.id).sort();
+    const providersOf = (n: string) =>
+      index
+        .lookup(n)
+        .map((e) => e.provider.id)
+        .sort();
     for (const n of SAMPLE_NUMBERS.bothProviders) expect(providersOf(n)).toEqual(['openbook', 'swissdir']);
     for (const n of SAMPLE_NUMBERS.swissdirOnly) expect(providersOf(n)).toEqual(['swissdir']);
     for (const n of SAMPLE_NUMBERS.openbookOnly) expect(providersOf(n)).toEqual(['openbook']);

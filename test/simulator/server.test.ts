@@ -13,7 +13,11 @@ describe('startSimulatorServer', () => {
       const tokenRes = await fetch(`${server.url}/token/login`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'it-client', client_secret: 'it-secret' }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: 'it-client',
+          client_secret: 'it-secret',
+        }),
       });
       expect(tokenRes.status).toBe(200);
       const { access_token } = (await tokenRes.json()) as { access_token: string };

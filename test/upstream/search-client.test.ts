@@ -3,7 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { captureLogger, recordingTelemetry, rejection } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
-import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
+import {
+  UpstreamTransportError,
+  type UpstreamHttp,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from '../../src/upstream/http.js';
 import { UpstreamRateLimitedError } from '../../src/upstream/rate-limited.js';
 import { createSearchClient } from '../../src/upstream/search-client.js';
 import { createTokenManager, type TokenManager } from '../../src/upstream/token-manager.js';
@@ -17,10 +22,21 @@ type Handler = (req: UpstreamRequest, call: number) => UpstreamResponse | Promis
 const tokenOk = (token: string): UpstreamResponse => ({
   status: 200,
   contentType: 'application/json',
-  body: JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: '90000', scope: [], uniqueId: null, clientId: 'c' }),
+  body: JSON.stringify({
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: '90000',
+    scope: [],
+    uniqueId: null,
+    clientId: 'c',
+  }),
 });
 
-const answer = (status: number, body = '', contentType: string | null = 'application/json'): UpstreamResponse => ({ status, contentType, body });
+const answer = (status: number, body = '', contentType: string | null = 'application/json'): UpstreamResponse => ({
+  status,
+  contentType,
+  body,
+});
 
 // Odd spacing and non-ASCII on purpose: any re-serialisation would change the bytes.
 const RESULT_BODY = `{ "query": {"what":"${NUMBER}"},\n  "total": 1, "results": [ {"displayName":"${BODY_MARKER}","address":{"locality":"Stäfa"}} ] }`;
@@ -56,10 +72,17 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
     telemetry,
     logger,
   });
-  const client = createSearchClient({ http, tokens, baseUrl: 'https://api.example/', timeoutMs: 1_000, clock, telemetry, logger });
+  const client = createSearchClient({
+    http,
+    tokens,
+    baseUrl: 'https://api.example/',
+    timeoutMs: 1_000,
+    clock,
+    telemetry,
+    logger,
+  });
   return { client, tokens, time, tokenCalls, searchCalls, events, logs };
 }
-
 
 function expectNothingLeaked(err: GatewayError, logs: unknown): void {
   const text = JSON.stringify([err.message, logs]);
@@ -158,7 +181,10 @@ describe('createSearchClient', () => {
   });
 
   it('keeps token_unavailable (503) when no upstream token can be had', async () => {
-    const s = setup(() => answer(200, RESULT_BODY), () => answer(500));
+    const s = setup(
+      () => answer(200, RESULT_BODY),
+      () => answer(500),
+    );
     const err = await rejection(s.client.search(NUMBER));
     expect(err.code).toBe('token_unavailable');
     expect(err.status).toBe(503);
@@ -254,7 +280,14 @@ describe('search client: an upstream 429', () => {
 describe('search client: one parse of the body', () => {
   function withResultsPath(body: string) {
     const t = setup(() => answer(200, body));
-    const client = createSearchClient({ http: { request: async (req) => (req.url.endsWith('/token/login') ? tokenOk('tok') : answer(200, body)) }, tokens: t.tokens, baseUrl: 'https://api.example', timeoutMs: 1_000, clock: () => t.time.now, resultsPath: 'results' });
+    const client = createSearchClient({
+      http: { request: async (req) => (req.url.endsWith('/token/login') ? tokenOk('tok') : answer(200, body)) },
+      tokens: t.tokens,
+      baseUrl: 'https://api.example',
+      timeoutMs: 1_000,
+      clock: () => t.time.now,
+      resultsPath: 'results',
+    });
     return client;
   }
 
@@ -274,4 +307,3 @@ describe('search client: one parse of the body', () => {
     expect(t.tokens.peek!()).toBeUndefined();
   });
 });
-

@@ -18,7 +18,14 @@ const USABLE_UNTIL = T0 + LIFETIME - 5_000;
 const tokenOk = (token: string): UpstreamResponse => ({
   status: 200,
   contentType: 'application/json',
-  body: JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: '1000', scope: [], uniqueId: null, clientId: 'c' }),
+  body: JSON.stringify({
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: '1000',
+    scope: [],
+    uniqueId: null,
+    clientId: 'c',
+  }),
 });
 
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
@@ -73,7 +80,10 @@ function controllableStore(inner: TokenStore) {
 }
 
 /** `count` token managers ("replicas") on one store, in front of one upstream token endpoint. */
-function deployment(count: number, upstream: (n: number) => UpstreamResponse | Promise<UpstreamResponse> = (n) => tokenOk(`tok-${n}`)) {
+function deployment(
+  count: number,
+  upstream: (n: number) => UpstreamResponse | Promise<UpstreamResponse> = (n) => tokenOk(`tok-${n}`),
+) {
   const time = { now: T0 };
   const clock = () => time.now;
   const shared = controllableStore(createMemoryTokenStore({ clock }));
@@ -122,7 +132,13 @@ describe('token managers sharing one token store', () => {
     d.time.now = REFRESH_AT - 1;
     for (const r of d.replicas) for (let i = 0; i < 10; i++) expect(await r.getToken()).toBe('tok-1');
     expect(d.store.calls.refresh).toBe(3);
-    expect(d.replicas[0]!.status()).toEqual({ hasToken: true, expiresAt: T0 + LIFETIME, lastError: null, consecutiveFailures: 0, retryAt: null });
+    expect(d.replicas[0]!.status()).toEqual({
+      hasToken: true,
+      expiresAt: T0 + LIFETIME,
+      lastError: null,
+      consecutiveFailures: 0,
+      retryAt: null,
+    });
   });
 
   it('refreshes ahead of expiry once for the deployment, each replica serving its copy meanwhile', async () => {
@@ -218,10 +234,16 @@ describe('token managers sharing one token store', () => {
   });
 
   it('treats a failing token endpoint as the upstream failing, not the store: backoff as without a store', async () => {
-    const d = deployment(2, (n) => (n === 1 ? { status: 500, contentType: 'application/json', body: '{}' } : tokenOk(`tok-${n}`)));
+    const d = deployment(2, (n) =>
+      n === 1 ? { status: 500, contentType: 'application/json', body: '{}' } : tokenOk(`tok-${n}`),
+    );
     const [a, b] = d.replicas as [TokenManager, TokenManager];
     await expect(a.getToken()).rejects.toMatchObject({ code: 'token_unavailable' });
-    expect(a.status()).toMatchObject({ consecutiveFailures: 1, retryAt: T0 + 500, lastError: 'token endpoint answered 500' });
+    expect(a.status()).toMatchObject({
+      consecutiveFailures: 1,
+      retryAt: T0 + 500,
+      lastError: 'token endpoint answered 500',
+    });
     expect(d.logs.filter((l) => String(l.fields.event).startsWith('shared_store'))).toEqual([]);
     expect(d.health.fallbacks).toBe(0);
     // During A's backoff, B (not backing off) logs in through the store; after the backoff A takes B's token.
@@ -263,7 +285,11 @@ describe('token managers sharing one token store', () => {
       // The gauge back to 1 on every replica (three transitions up), one log line each.
       expect(d.health).toMatchObject({ up: 6, down: 3 });
       for (const lines of d.events('shared_store_up')) expect(lines).toHaveLength(1);
-      expect(d.events('upstream_token_rejoined').map((lines) => lines.map((l) => l.fields.how))).toEqual([['offered'], ['adopted'], ['adopted']]);
+      expect(d.events('upstream_token_rejoined').map((lines) => lines.map((l) => l.fields.how))).toEqual([
+        ['offered'],
+        ['adopted'],
+        ['adopted'],
+      ]);
       // Nothing more is asked of the store per search.
       const reads = d.store.calls.read;
       d.time.now += 10_000;

@@ -3,7 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { captureLogger, recordingTelemetry, rejection } from '../helpers/recorders.js';
 import { GatewayError } from '../../src/errors.js';
-import { UpstreamTransportError, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from '../../src/upstream/http.js';
+import {
+  UpstreamTransportError,
+  type UpstreamHttp,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from '../../src/upstream/http.js';
 import { createTokenManager, type TokenManagerOptions } from '../../src/upstream/token-manager.js';
 
 const T0 = 1_700_000_000_000;
@@ -72,7 +77,6 @@ function setup(handler: Handler, overrides: Partial<TokenManagerOptions> = {}) {
   return { tokens, calls, time, events, logs };
 }
 
-
 describe('createTokenManager', () => {
   it('fetches a token with the client-credentials grant at cold start', async () => {
     const s = setup(() => tokenOk('tok-1'));
@@ -89,7 +93,13 @@ describe('createTokenManager', () => {
       client_id: 'client-1',
       client_secret: SECRET,
     });
-    expect(s.tokens.status()).toEqual({ hasToken: true, expiresAt: T0 + LIFETIME, lastError: null, consecutiveFailures: 0, retryAt: null });
+    expect(s.tokens.status()).toEqual({
+      hasToken: true,
+      expiresAt: T0 + LIFETIME,
+      lastError: null,
+      consecutiveFailures: 0,
+      retryAt: null,
+    });
     expect(s.events).toEqual([
       ['upstreamCall', 'token', 'ok'],
       ['tokenRefresh', 'ok', 'cold'],
@@ -124,7 +134,9 @@ describe('createTokenManager', () => {
   it('hands a refresh ahead of expiry to the runtime background hook, settling when the refresh does', async () => {
     const second = deferred<UpstreamResponse>();
     const handed: Promise<unknown>[] = [];
-    const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise), { background: (work) => handed.push(work) });
+    const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise), {
+      background: (work) => handed.push(work),
+    });
     await s.tokens.getToken();
     expect(handed).toHaveLength(0);
 
@@ -213,7 +225,12 @@ describe('createTokenManager', () => {
   it('fails all concurrent callers of one failed refresh with a single token call', async () => {
     const answer = deferred<UpstreamResponse>();
     const s = setup(() => answer.promise);
-    const all = Array.from({ length: 100 }, () => s.tokens.getToken().then(() => 'ok', (e: GatewayError) => e.code));
+    const all = Array.from({ length: 100 }, () =>
+      s.tokens.getToken().then(
+        () => 'ok',
+        (e: GatewayError) => e.code,
+      ),
+    );
     answer.resolve(status(500));
     expect(new Set(await Promise.all(all))).toEqual(new Set(['token_unavailable']));
     expect(s.calls).toHaveLength(1);
@@ -301,7 +318,9 @@ describe('createTokenManager', () => {
   });
 
   it('fails fast once the held token expires during the backoff', async () => {
-    const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : status(500)), { backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : status(500)), {
+      backoff: { initialMs: 60_000, maxMs: 60_000 },
+    });
     await s.tokens.getToken();
     s.time.now = USABLE_UNTIL - 1;
     await s.tokens.getToken();

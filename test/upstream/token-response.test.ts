@@ -29,7 +29,10 @@ describe('parseTokenResponse', () => {
   });
 
   it('accepts expires_in as a number', () => {
-    expect(parseTokenResponse(body({ expires_in: 3600 }), 'seconds')).toEqual({ accessToken: TOKEN, lifetimeMs: 3_600_000 });
+    expect(parseTokenResponse(body({ expires_in: 3600 }), 'seconds')).toEqual({
+      accessToken: TOKEN,
+      lifetimeMs: 3_600_000,
+    });
   });
 
   it('takes expires_in as milliseconds when configured so', () => {
@@ -41,7 +44,10 @@ describe('parseTokenResponse', () => {
   });
 
   it('ignores the content of scope, whatever it holds', () => {
-    expect(parseTokenResponse(body({ scope: [{ service: 'OTHER', permission: 'WRITE', orderId: 'x' }, {}] }), 'seconds').accessToken).toBe(TOKEN);
+    expect(
+      parseTokenResponse(body({ scope: [{ service: 'OTHER', permission: 'WRITE', orderId: 'x' }, {}] }), 'seconds')
+        .accessToken,
+    ).toBe(TOKEN);
     expect(parseTokenResponse(withoutField('scope'), 'seconds').accessToken).toBe(TOKEN);
   });
 
@@ -89,6 +95,8 @@ describe('parseTokenResponse', () => {
   }
 
   it('rejects a non-JSON body without quoting any of it', () => {
-    expect(() => parseTokenResponse('access_token=secret-token-value', 'seconds')).toThrow('token response is not JSON');
+    expect(() => parseTokenResponse('access_token=secret-token-value', 'seconds')).toThrow(
+      'token response is not JSON',
+    );
   });
 });

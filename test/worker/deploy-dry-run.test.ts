@@ -25,7 +25,7 @@ describe.skipIf(!wranglerPresent())('wrangler deploy --dry-run', () => {
     expect(stdout).toMatch(/env\.UPSTREAM_TOKEN \(UpstreamTokenObject\)\s+Durable Object/);
     expect(stdout).toMatch(/env\.COUNTERS \(CounterObject\)\s+Durable Object/);
     expect(stdout).toMatch(/env\.ANALYTICS \(callerid_gateway_requests\)\s+Analytics Engine Dataset/);
-    const bundle = await readFile(join(outdir, 'worker.js'), 'utf8');
+    const bundle = await readFile(join(outdir, 'main.js'), 'utf8');
     // The runtime instantiates Durable Objects from the entry module's exports.
     expect(bundle).toMatch(/export\s*\{[^}]*\bUpstreamTokenObject\b[^}]*\}/);
     expect(bundle).toMatch(/export\s*\{[^}]*\bCounterObject\b[^}]*\}/);

@@ -64,7 +64,9 @@ describe.skipIf(!run)('Worker build in workerd', () => {
   it('refuses an impossible number with 400 problem+json and no upstream call', async () => {
     const access_token = await loginAt(base, 'crm', 'crm-worker-secret');
     const before = simulator.controls.stats().searchCalls;
-    const res = await fetch(`${base}/v2/contacts/search?what=abc`, { headers: { authorization: `Bearer ${access_token}` } });
+    const res = await fetch(`${base}/v2/contacts/search?what=abc`, {
+      headers: { authorization: `Bearer ${access_token}` },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
     expect(simulator.controls.stats().searchCalls).toBe(before);
@@ -75,7 +77,9 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     expect(doc.status).toBe(200);
     const body = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/token/login', '/v2/contacts/search', '/console/v2/contacts/search']));
+    expect(Object.keys(body.paths)).toEqual(
+      expect.arrayContaining(['/token/login', '/v2/contacts/search', '/console/v2/contacts/search']),
+    );
     const problems = await fetch(`${base}/docs/problems`);
     expect(problems.status).toBe(200);
     expect(await problems.text()).toContain('id="invalid-number"');
@@ -108,14 +112,16 @@ describe.skipIf(!run)('Worker build in workerd', () => {
     // Over a raw socket: a Fetch client may see the early answer's connection reset before it reads it.
     const open = await openSocket(base);
     const piece = 'x'.repeat(1024);
-    open.socket.write('POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n');
+    open.socket.write(
+      'POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
     open.socket.write(`${Array.from({ length: 8 }, () => `400\r\n${piece}\r\n`).join('')}0\r\n\r\n`);
     const deadline = Date.now() + 5000;
-    while (parseRawResponse(open.received()) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (parseRawResponse(open.received()) === undefined && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     open.socket.destroy();
     const chunked = parseRawResponse(open.received());
     expect(chunked?.status).toBe(413);
     expect(chunked?.headers['content-type']).toBe('application/problem+json');
   });
-
 });

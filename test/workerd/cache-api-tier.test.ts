@@ -44,7 +44,9 @@ describe('Cache API lookup tier', () => {
   it('ignores an entry of another version', async () => {
     await edge.put(
       new Request(`https://callerid.test/__callerid-gateway/lookup/v${TIER_ENTRY_VERSION}/k-old`),
-      new Response(JSON.stringify({ ...entry(Date.now(), 60_000, 0), v: 99 }), { headers: { 'cache-control': 'max-age=60' } }),
+      new Response(JSON.stringify({ ...entry(Date.now(), 60_000, 0), v: 99 }), {
+        headers: { 'cache-control': 'max-age=60' },
+      }),
     );
     expect(await tier().get('k-old')).toBeUndefined();
   });

@@ -21,7 +21,11 @@ export const simulator = {
     await fetch(`${simulatorUrl()}/__control/reset`, { method: 'POST' });
   },
   async faults(faults: Partial<SimulatorFaults>): Promise<void> {
-    await fetch(`${simulatorUrl()}/__control/faults`, { method: 'POST', body: JSON.stringify(faults), headers: { 'content-type': 'application/json' } });
+    await fetch(`${simulatorUrl()}/__control/faults`, {
+      method: 'POST',
+      body: JSON.stringify(faults),
+      headers: { 'content-type': 'application/json' },
+    });
   },
 };
 
@@ -53,13 +57,19 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
       const { res } = await request('/token/login', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: WORKERD_CLIENT.id, client_secret: WORKERD_CLIENT.secret }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: WORKERD_CLIENT.id,
+          client_secret: WORKERD_CLIENT.secret,
+        }),
       });
       if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
       return ((await res.json()) as { access_token: string }).access_token;
     },
     async search(what, token) {
-      const { res, ctx } = await request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, { headers: { authorization: `Bearer ${token}` } });
+      const { res, ctx } = await request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       await waitOnExecutionContext(ctx);
       return res;
     },

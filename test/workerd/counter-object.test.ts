@@ -18,7 +18,9 @@ describe('counter Durable Objects', () => {
 
   it('allows exactly the limit of 200 concurrent consumes split over two isolates', async () => {
     const [a, b] = [store(), store()];
-    const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).consume('console:total', 1, 50, 60_000)));
+    const decisions = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).consume('console:total', 1, 50, 60_000)),
+    );
     expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
     expect(new Set(decisions.map((d) => d.resetAt)).size).toBe(1);
     expect(await b.get('console:total')).toMatchObject({ count: 50 });
@@ -59,7 +61,11 @@ describe('counter Durable Objects', () => {
   it('is StoreUnavailableError within its deadline when the object does not answer', async () => {
     const silent = {
       idFromName: () => ({}),
-      get: () => ({ consume: () => new Promise(() => {}), add: () => new Promise(() => {}), get: () => new Promise(() => {}) }),
+      get: () => ({
+        consume: () => new Promise(() => {}),
+        add: () => new Promise(() => {}),
+        get: () => new Promise(() => {}),
+      }),
     } as unknown as DurableObjectNamespace<CounterObjectRpc>;
     const unreachable = createWorkerCounterStore({ namespace: silent, timeoutMs: 100 });
     await expect(unreachable.consume('k', 1, 1, 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);

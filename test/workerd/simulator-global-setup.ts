@@ -15,13 +15,27 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { app: simulator, controls } = createSimulator({ clients: { [WORKERD_UPSTREAM.clientId]: WORKERD_UPSTREAM.clientSecret } });
+  const { app: simulator, controls } = createSimulator({
+    clients: { [WORKERD_UPSTREAM.clientId]: WORKERD_UPSTREAM.clientSecret },
+  });
   const app = new Hono();
   app.get('/__control/stats', (c) => c.json(controls.stats()));
   app.post('/__control/reset', (c) => {
     controls.resetStats();
     controls.revokeAllTokens();
-    controls.setFaults({ latencyMs: 0, tokenLatencyMs: 0, errorRate: 0, tokenErrorRate: 0, hangRate: 0, tokenLifetimeSeconds: 90_000, revokeTokensAfterMs: null, malformedToken: false, hugeBody: null, rateLimitRate: 0, rateLimitRetryAfter: null });
+    controls.setFaults({
+      latencyMs: 0,
+      tokenLatencyMs: 0,
+      errorRate: 0,
+      tokenErrorRate: 0,
+      hangRate: 0,
+      tokenLifetimeSeconds: 90_000,
+      revokeTokensAfterMs: null,
+      malformedToken: false,
+      hugeBody: null,
+      rateLimitRate: 0,
+      rateLimitRetryAfter: null,
+    });
     return c.json({ ok: true });
   });
   app.post('/__control/faults', async (c) => {

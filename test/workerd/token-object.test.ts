@@ -16,7 +16,13 @@ const obtain = async () => {
   obtainCalls++;
   throw new Error('the Durable Object logs in itself; an isolate must never be asked to');
 };
-const store = (): TokenStore => createWorkerTokenStore({ namespace: tokenObjects, clientId: UPSTREAM_CLIENT_ID, timeoutMs: 1_000, upstreamTimeoutMs: 2_000 });
+const store = (): TokenStore =>
+  createWorkerTokenStore({
+    namespace: tokenObjects,
+    clientId: UPSTREAM_CLIENT_ID,
+    timeoutMs: 1_000,
+    upstreamTimeoutMs: 2_000,
+  });
 
 describe('upstream token Durable Object', () => {
   beforeEach(async () => {
@@ -68,7 +74,9 @@ describe('upstream token Durable Object', () => {
 
   it("passes the upstream's refusal on as a login failure, and answers retries with it during the back-off", async () => {
     await simulator.faults({ tokenErrorRate: 1 });
-    const err = await store().refresh(obtain, ANY).catch((e: unknown) => e);
+    const err = await store()
+      .refresh(obtain, ANY)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RefreshFailure);
     expect((err as RefreshFailure).outcome).toBe('server_error');
     expect((err as RefreshFailure).status).toBe(500);
@@ -107,13 +115,25 @@ describe('upstream token Durable Object', () => {
   it('is StoreUnavailableError within its deadline when the object does not answer', async () => {
     const silent = {
       idFromName: () => ({}),
-      get: () => ({ read: () => new Promise(() => {}), refresh: () => new Promise(() => {}), dropIfCurrent: () => new Promise(() => {}), offer: () => new Promise(() => {}) }),
+      get: () => ({
+        read: () => new Promise(() => {}),
+        refresh: () => new Promise(() => {}),
+        dropIfCurrent: () => new Promise(() => {}),
+        offer: () => new Promise(() => {}),
+      }),
     } as unknown as DurableObjectNamespace<UpstreamTokenObjectRpc>;
-    const unreachable = createWorkerTokenStore({ namespace: silent, clientId: UPSTREAM_CLIENT_ID, timeoutMs: 100, upstreamTimeoutMs: 100 });
+    const unreachable = createWorkerTokenStore({
+      namespace: silent,
+      clientId: UPSTREAM_CLIENT_ID,
+      timeoutMs: 100,
+      upstreamTimeoutMs: 100,
+    });
     const started = Date.now();
     await expect(unreachable.read()).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(unreachable.refresh(obtain, ANY)).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(unreachable.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(
+      unreachable.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

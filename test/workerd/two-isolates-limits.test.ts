@@ -21,7 +21,11 @@ async function login(via: Isolate, address: string, secret: string): Promise<Res
   const { res } = await via.request('/token/login', {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'cf-connecting-ip': address },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: WORKERD_CLIENT.id, client_secret: secret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: WORKERD_CLIENT.id,
+      client_secret: secret,
+    }),
   });
   await res.arrayBuffer();
   return res;
@@ -42,14 +46,20 @@ describe('two isolates of one Worker deployment, guarding the upstream and the l
     expect((await a.search(MISSES[2]!, ta)).status).toBe(200);
     expect((await simulator.stats()).searchCalls).toBe(3);
 
-    for (const [via, token] of [[b, tb], [a, ta]] as const) {
+    for (const [via, token] of [
+      [b, tb],
+      [a, ta],
+    ] as const) {
       const refused = await via.search(MISSES[3]!, token);
       expect(refused.status).toBe(429);
       expect(Math.abs(Number(refused.headers.get('retry-after')) - secondsToUtcMidnight())).toBeLessThanOrEqual(5);
       expect(await problemTypeOf(refused)).toBe('/docs/problems#quota-exhausted');
     }
     // Numbers fetched through the other isolate are Cache API hits: free, and served although the quota is spent.
-    for (const [via, token, what] of [[a, ta, MISSES[1]!], [b, tb, MISSES[0]!]] as const) {
+    for (const [via, token, what] of [
+      [a, ta, MISSES[1]!],
+      [b, tb, MISSES[0]!],
+    ] as const) {
       const cached = await via.search(what, token);
       expect(cached.status).toBe(200);
       expect(cached.headers.get('cache-status')).toMatch(/; hit;/);
@@ -58,7 +68,11 @@ describe('two isolates of one Worker deployment, guarding the upstream and the l
   });
 
   it('count failed logins once across both: the attempt after the limit is 429 on either, the same client from another address still logs in', async () => {
-    const limits = { LOGIN_FAILURES_PER_CLIENT: '3', LOGIN_FAILURES_PER_ADDRESS: '20', LOGIN_FAILURE_WINDOW_SECONDS: '600' };
+    const limits = {
+      LOGIN_FAILURES_PER_CLIENT: '3',
+      LOGIN_FAILURES_PER_ADDRESS: '20',
+      LOGIN_FAILURE_WINDOW_SECONDS: '600',
+    };
     const [a, b] = [await isolate(limits), await isolate(limits)];
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await login(i % 2 === 0 ? a : b, '198.51.100.20', `wrong-${i}`)).status);

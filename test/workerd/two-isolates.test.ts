@@ -22,7 +22,9 @@ describe('two isolates of one Worker deployment', () => {
     const [ta, tb] = [await a.login(), await b.login()];
     await simulator.faults({ tokenLatencyMs: 100 });
     const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a.search(NUMBERS[Math.floor(i / 2) % 4]!, ta) : b.search(NUMBERS[Math.floor(i / 2) % 4]!, tb))),
+      Array.from({ length: 200 }, (_, i) =>
+        i % 2 === 0 ? a.search(NUMBERS[Math.floor(i / 2) % 4]!, ta) : b.search(NUMBERS[Math.floor(i / 2) % 4]!, tb),
+      ),
     );
     expect(answers.map((r) => r.status)).toEqual(Array(200).fill(200));
     expect((await simulator.stats()).tokenCalls).toBe(1);
@@ -42,7 +44,12 @@ describe('two isolates of one Worker deployment', () => {
     const [a, b] = [await isolate(), await isolate()];
     const [ta, tb] = [await a.login(), await b.login()];
     await simulator.faults({ tokenErrorRate: 1 });
-    const answers = await Promise.all([a.search(NUMBERS[0]!, ta), b.search(NUMBERS[1]!, tb), a.search(NUMBERS[2]!, ta), b.search(NUMBERS[3]!, tb)]);
+    const answers = await Promise.all([
+      a.search(NUMBERS[0]!, ta),
+      b.search(NUMBERS[1]!, tb),
+      a.search(NUMBERS[2]!, ta),
+      b.search(NUMBERS[3]!, tb),
+    ]);
     expect(answers.map((r) => r.status)).toEqual([503, 503, 503, 503]);
     // The object's back-off answers the others with the same failure: the failing endpoint is asked once.
     expect((await simulator.stats()).tokenCalls).toBe(1);
@@ -52,7 +59,11 @@ describe('two isolates of one Worker deployment', () => {
     const limits = { CONSOLE_RATE_TOTAL: '3', CONSOLE_RATE_PER_ADDRESS: '100' };
     const [a, b] = [await isolate(limits), await isolate(limits)];
     const consoleSearch = async (via: typeof a, address: string) =>
-      (await via.request(`/console/v2/contacts/search?what=${encodeURIComponent(NUMBERS[0]!)}`, { headers: { ...DESKTOP, 'cf-connecting-ip': address } })).res;
+      (
+        await via.request(`/console/v2/contacts/search?what=${encodeURIComponent(NUMBERS[0]!)}`, {
+          headers: { ...DESKTOP, 'cf-connecting-ip': address },
+        })
+      ).res;
     expect((await consoleSearch(a, '198.51.100.1')).status).toBe(200);
     expect((await consoleSearch(b, '198.51.100.2')).status).toBe(200);
     expect((await consoleSearch(a, '198.51.100.3')).status).toBe(200);
@@ -81,7 +92,10 @@ describe('two isolates of one Worker deployment', () => {
     const [a, b] = [await isolate(), await isolate()];
     const ta = await a.login();
     expect((await a.search(NUMBERS[1]!, ta)).status).toBe(200);
-    const { res } = await a.request(`/admin/cache/${encodeURIComponent(NUMBERS[1]!)}`, { method: 'DELETE', headers: { authorization: `Bearer ${ta}` } });
+    const { res } = await a.request(`/admin/cache/${encodeURIComponent(NUMBERS[1]!)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ta}` },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ number: '+442079460002', purged: 1, reach: 'data-centre' });
     const again = await b.search(NUMBERS[1]!, await b.login());
@@ -95,7 +109,9 @@ describe('two isolates of one Worker deployment', () => {
     expect((await a.search(NUMBERS[3]!, token)).status).toBe(200);
     await sleep(1_100);
     await simulator.faults({ latencyMs: 400 });
-    const { res, ctx } = await a.request(`/v2/contacts/search?what=${encodeURIComponent(NUMBERS[3]!)}`, { headers: { authorization: `Bearer ${token}` } });
+    const { res, ctx } = await a.request(`/v2/contacts/search?what=${encodeURIComponent(NUMBERS[3]!)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(res.headers.get('cache-status')).toContain('detail=stale-while-revalidate');
     // Only work handed to ctx.waitUntil keeps this waiting until the refresh has stored the new answer.
     await waitOnExecutionContext(ctx);

@@ -18,7 +18,11 @@ const DEMO_UPSTREAM_CLIENT = 'gateway-demo';
 
 export async function startDemo(env: EnvSource): Promise<DemoSetup> {
   const upstreamSecret = randomBytes(24).toString('base64url');
-  const simulator = await startSimulatorServer({ clients: { [DEMO_UPSTREAM_CLIENT]: upstreamSecret }, host: '127.0.0.1', port: 0 });
+  const simulator = await startSimulatorServer({
+    clients: { [DEMO_UPSTREAM_CLIENT]: upstreamSecret },
+    host: '127.0.0.1',
+    port: 0,
+  });
   const clientSecret = randomBytes(24).toString('base64url');
   const demoClients = `${DEMO_CLIENT_ID}:${await sha256Hex(clientSecret)}`;
   return {
@@ -30,7 +34,9 @@ export async function startDemo(env: EnvSource): Promise<DemoSetup> {
       UPSTREAM_CLIENT_SECRET: upstreamSecret,
       GATEWAY_TOKEN_SECRET: env.GATEWAY_TOKEN_SECRET || randomBytes(32).toString('base64url'),
       GATEWAY_CLIENTS: env.GATEWAY_CLIENTS ? `${env.GATEWAY_CLIENTS},${demoClients}` : demoClients,
-      GATEWAY_ADMIN_CLIENTS: env.GATEWAY_ADMIN_CLIENTS ? `${env.GATEWAY_ADMIN_CLIENTS},${DEMO_CLIENT_ID}` : DEMO_CLIENT_ID,
+      GATEWAY_ADMIN_CLIENTS: env.GATEWAY_ADMIN_CLIENTS
+        ? `${env.GATEWAY_ADMIN_CLIENTS},${DEMO_CLIENT_ID}`
+        : DEMO_CLIENT_ID,
       DEFAULT_REGION: env.DEFAULT_REGION || 'GB',
       CONSOLE_PROVIDER: env.CONSOLE_PROVIDER || 'swissdir',
     },

@@ -57,7 +57,10 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   let demo: DemoSetup | null = null;
   if (!config.upstream) {
     if (env.NODE_ENV === 'production') {
-      throw new ConfigError('UPSTREAM_AUTH_URL', 'demo mode is refused when NODE_ENV=production: set UPSTREAM_AUTH_URL, UPSTREAM_BASE_URL, UPSTREAM_CLIENT_ID and UPSTREAM_CLIENT_SECRET');
+      throw new ConfigError(
+        'UPSTREAM_AUTH_URL',
+        'demo mode is refused when NODE_ENV=production: set UPSTREAM_AUTH_URL, UPSTREAM_BASE_URL, UPSTREAM_CLIENT_ID and UPSTREAM_CLIENT_SECRET',
+      );
     }
     demo = await startDemo(env);
     config = parseConfig(demo.env);
@@ -67,7 +70,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics(clock);
-  const redis = config.redisUrl ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs }) : undefined;
+  const redis = config.redisUrl
+    ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs })
+    : undefined;
   await redis?.ready(2000);
   // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
   const lookupTier =
@@ -92,7 +97,14 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     peerAddress: (c) => getConnInfo(c).remote.address,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     // Limits, quotas and the budget hold for every replica sharing this Redis.
-    counters: redis ? createRedisCounterStore({ client: redis.client, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock }) : undefined,
+    counters: redis
+      ? createRedisCounterStore({
+          client: redis.client,
+          keyPrefix: config.redis.keyPrefix,
+          timeoutMs: config.redis.timeoutMs,
+          clock,
+        })
+      : undefined,
     lookupTier,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
@@ -122,7 +134,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       requestTimeout: config.http.requestTimeoutSeconds * 1000,
       connectionsCheckingInterval: 1000,
     },
-    options.hitPath === false ? listener : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
+    options.hitPath === false
+      ? listener
+      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
   );
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = config.http.maxConnections;
@@ -138,8 +152,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const metricsServer =
-    config.metrics.port > 0 ? await startMetricsServer(metrics, { port: config.metrics.port, host: config.host, token: config.metrics.token }) : null;
-  logger.info({ event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null }, 'gateway listening');
+    config.metrics.port > 0
+      ? await startMetricsServer(metrics, { port: config.metrics.port, host: config.host, token: config.metrics.token })
+      : null;
+  logger.info(
+    { event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null },
+    'gateway listening',
+  );
 
   return {
     url,
@@ -171,9 +190,14 @@ function listen(server: ServerType, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
-      if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (${where}): stop the other process or set PORT to a free port`));
-      else if (err.code === 'EACCES') reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set PORT`));
-      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
+      if (err.code === 'EADDRINUSE')
+        reject(
+          new Error(`port ${port} is already in use (${where}): stop the other process or set PORT to a free port`),
+        );
+      else if (err.code === 'EACCES')
+        reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set PORT`));
+      else if (err.code === 'EADDRNOTAVAIL')
+        reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
       else reject(err);
     };
     server.once('error', onError);
@@ -190,5 +214,11 @@ function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<
   const bound = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, Math.max(0, ms));
   });
-  return Promise.race([work.then(() => undefined, () => undefined), bound]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    work.then(
+      () => undefined,
+      () => undefined,
+    ),
+    bound,
+  ]).finally(() => clearTimeout(timer));
 }

@@ -1,6 +1,13 @@
 // The Node upstream transport: undici's pooled keep-alive client, measured faster than global fetch here.
 import { Agent, request } from 'undici';
-import { declaredTooLarge, DEFAULT_MAX_BODY_BYTES, readBounded, tooLarge, UpstreamTransportError, type UpstreamHttp } from '../../upstream/http.js';
+import {
+  declaredTooLarge,
+  DEFAULT_MAX_BODY_BYTES,
+  readBounded,
+  tooLarge,
+  UpstreamTransportError,
+  type UpstreamHttp,
+} from '../../upstream/http.js';
 
 export interface NodeHttpOptions {
   /** Open connections kept per upstream origin. */

@@ -7,7 +7,16 @@ import type { Logger } from '../../observability/logger.js';
  * Top-level paths only: wildcard paths cost a tenth of the hit path's CPU in the profile, and no call
  * site nests secrets (they are kept out at the source; see test/integration/ops.test.ts).
  */
-const REDACT = ['authorization', 'token', 'accessToken', 'access_token', 'clientSecret', 'client_secret', 'secret', 'password'];
+const REDACT = [
+  'authorization',
+  'token',
+  'accessToken',
+  'access_token',
+  'clientSecret',
+  'client_secret',
+  'secret',
+  'password',
+];
 
 /**
  * pino's isoTime, formatting the date once per millisecond instead of once per line: under load many lines

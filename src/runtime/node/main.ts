@@ -26,13 +26,19 @@ async function main(): Promise<void> {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
-      logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting without waiting for in-flight requests');
+      logger.warn(
+        { event: 'shutdown_forced', signal },
+        'second signal: exiting without waiting for in-flight requests',
+      );
       logger.flush?.();
       process.exit(1);
     }
     stopping = true;
     const timeoutMs = gateway.config.shutdownTimeoutSeconds * 1000;
-    logger.info({ event: 'shutdown', signal, timeoutMs }, 'shutting down: no new connections, finishing in-flight requests');
+    logger.info(
+      { event: 'shutdown', signal, timeoutMs },
+      'shutting down: no new connections, finishing in-flight requests',
+    );
     // Should releasing the upstream pool itself hang, the process still ends shortly after the bound.
     setTimeout(() => {
       logger.warn({ event: 'shutdown_overrun' }, 'shutdown did not finish in time; exiting');
@@ -41,12 +47,20 @@ async function main(): Promise<void> {
     }, timeoutMs + 5_000).unref();
     gateway.close({ timeoutMs }).then(
       ({ forced }) => {
-        logger.info({ event: 'stopped', forced }, forced ? 'stopped; requests still running at the bound were cut' : 'stopped after in-flight requests finished');
+        logger.info(
+          { event: 'stopped', forced },
+          forced
+            ? 'stopped; requests still running at the bound were cut'
+            : 'stopped after in-flight requests finished',
+        );
         logger.flush?.();
         process.exit(0);
       },
       (err: unknown) => {
-        logger.error({ event: 'shutdown_failed', error: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
+        logger.error(
+          { event: 'shutdown_failed', error: err instanceof Error ? err.message : String(err) },
+          'shutdown failed',
+        );
         logger.flush?.();
         process.exit(1);
       },

@@ -22,12 +22,17 @@ export interface MetricsServer {
 }
 
 /** Serves only GET /metrics on its own port, so it can stay off the network the API is exposed to. */
-export function startMetricsServer(metrics: GatewayMetrics, options: { port: number; host: string; token: string | undefined }): Promise<MetricsServer> {
+export function startMetricsServer(
+  metrics: GatewayMetrics,
+  options: { port: number; host: string; token: string | undefined },
+): Promise<MetricsServer> {
   const app = new Hono<AppEnv>();
   app.route('/', metricsRoutes({ metrics, token: options.token }));
   app.notFound(() => problemResponse('not_found', 'Only /metrics is served on this port.', crypto.randomUUID()));
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) => resolve({ port: info.port, server }));
+    const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) =>
+      resolve({ port: info.port, server }),
+    );
     server.once('error', reject);
   });
 }

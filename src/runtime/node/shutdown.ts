@@ -16,10 +16,13 @@ export function closeGracefully(server: ServerType, timeoutMs: number): Promise<
   return new Promise((resolve) => {
     let forced = false;
     const sweep = setInterval(() => http.closeIdleConnections?.(), IDLE_SWEEP_MS);
-    const bound = setTimeout(() => {
-      forced = true;
-      http.closeAllConnections?.();
-    }, Math.max(0, timeoutMs));
+    const bound = setTimeout(
+      () => {
+        forced = true;
+        http.closeAllConnections?.();
+      },
+      Math.max(0, timeoutMs),
+    );
     server.close(() => {
       clearInterval(sweep);
       clearTimeout(bound);

@@ -38,7 +38,10 @@ export function createNodeRedis(url: string, logger: Logger, options: NodeRedisO
   client.on('error', (err: Error) => {
     if (!up) return;
     up = false;
-    logger.warn({ event: 'redis_error', reason: err.message.slice(0, 200) }, 'redis unreachable; reconnecting in the background');
+    logger.warn(
+      { event: 'redis_error', reason: err.message.slice(0, 200) },
+      'redis unreachable; reconnecting in the background',
+    );
   });
   client.on('close', () => {
     if (!up) return;
@@ -67,7 +70,10 @@ export function createNodeRedis(url: string, logger: Logger, options: NodeRedisO
         };
         const onReady = () => done(true);
         const timer = setTimeout(() => {
-          logger.warn({ event: 'redis_unavailable_at_start' }, 'redis not reachable at start; the console limits use the configured store-error mode until it is');
+          logger.warn(
+            { event: 'redis_unavailable_at_start' },
+            'redis not reachable at start; the console limits use the configured store-error mode until it is',
+          );
           done(false);
         }, timeoutMs);
         client.once('ready', onReady);

@@ -58,7 +58,12 @@ return {tonumber(redis.call('GET', KEYS[1]) or '0'), ttl}
 `;
 
 interface CounterCommands {
-  calleridCounterConsume(key: string, points: number, limit: number, windowMs: number): Promise<[number, number, number]>;
+  calleridCounterConsume(
+    key: string,
+    points: number,
+    limit: number,
+    windowMs: number,
+  ): Promise<[number, number, number]>;
   calleridCounterAdd(key: string, points: number, windowMs: number): Promise<[number, number]>;
   calleridCounterGet(key: string): Promise<[number, number] | null>;
 }
@@ -76,13 +81,20 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   async function bounded<T>(command: () => Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError('counter', `redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError('counter', `redis did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([command(), timeout]);
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw err;
-      throw new StoreUnavailableError('counter', `redis counter command failed: ${err instanceof Error ? err.message.slice(0, 200) : 'unknown'}`, { cause: err });
+      throw new StoreUnavailableError(
+        'counter',
+        `redis counter command failed: ${err instanceof Error ? err.message.slice(0, 200) : 'unknown'}`,
+        { cause: err },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -91,11 +103,20 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   return {
     kind: 'redis',
     async consume(key, points, limit, windowMs): Promise<CounterDecision> {
-      const [allowed, count, ttl] = await bounded(() => commands.calleridCounterConsume(keyOf(key), points, Math.min(limit, Number.MAX_SAFE_INTEGER), Math.max(1, Math.ceil(windowMs))));
+      const [allowed, count, ttl] = await bounded(() =>
+        commands.calleridCounterConsume(
+          keyOf(key),
+          points,
+          Math.min(limit, Number.MAX_SAFE_INTEGER),
+          Math.max(1, Math.ceil(windowMs)),
+        ),
+      );
       return { allowed: allowed === 1, count, resetAt: clock() + ttl };
     },
     async add(key, points, windowMs): Promise<CounterState> {
-      const [count, ttl] = await bounded(() => commands.calleridCounterAdd(keyOf(key), points, Math.max(1, Math.ceil(windowMs))));
+      const [count, ttl] = await bounded(() =>
+        commands.calleridCounterAdd(keyOf(key), points, Math.max(1, Math.ceil(windowMs))),
+      );
       return { count, resetAt: clock() + ttl };
     },
     async get(key) {

@@ -4,7 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../observability/logger.js';
-import { TIER_ENTRY_VERSION, type LookupTier, type PurgeListener, type TierEntry } from '../../shared-state/lookup-tier.js';
+import {
+  TIER_ENTRY_VERSION,
+  type LookupTier,
+  type PurgeListener,
+  type TierEntry,
+} from '../../shared-state/lookup-tier.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 import { createTokenSeal } from './token-seal.js';
 
@@ -36,7 +41,8 @@ const KEY_HASH = /^[0-9a-f]{16,128}$/;
 const ALL = '*';
 const SCAN_COUNT = 500;
 // Deletes the lease only if this process still holds it (it may have expired and been taken by another).
-const RELEASE_IF_HELD = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const RELEASE_IF_HELD =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** The values' own key (HKDF info), apart from the token's. */
 const SEAL_KEY_INFO = 'callerid-gateway lookup-tier seal v1';
@@ -58,7 +64,9 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
   let subscribed = false;
 
   const unavailable = (err: unknown) =>
-    new StoreUnavailableError('lookup', `redis: ${err instanceof Error ? err.message.slice(0, 200) : 'failed'}`, { cause: err });
+    new StoreUnavailableError('lookup', `redis: ${err instanceof Error ? err.message.slice(0, 200) : 'failed'}`, {
+      cause: err,
+    });
   async function command<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -98,7 +106,10 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
       await subscriber.subscribe(channel);
       subscribed = true;
       notify(null);
-      logger.info({ event: 'lookup_tier_subscribed' }, 'listening for cache purges from every replica; local copies dropped in case some were missed');
+      logger.info(
+        { event: 'lookup_tier_subscribed' },
+        'listening for cache purges from every replica; local copies dropped in case some were missed',
+      );
     } catch {
       subscriber.disconnect(true);
     }
@@ -135,13 +146,16 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
     async delete(hash) {
       const results = await command(() => client.multi().del(entryKey(hash)).publish(channel, hash).exec());
       const failed = results?.find(([err]) => err !== null);
-      if (results === null || failed !== undefined) throw unavailable(failed?.[0] ?? new Error('transaction discarded'));
+      if (results === null || failed !== undefined)
+        throw unavailable(failed?.[0] ?? new Error('transaction discarded'));
     },
     async clear() {
       // SCAN rather than a generation in the key names: memory is freed now, and a read needs no generation first.
       let cursor = '0';
       do {
-        const [next, keys] = await command(() => client.scan(cursor, 'MATCH', `${options.keyPrefix}:lookup:*`, 'COUNT', SCAN_COUNT));
+        const [next, keys] = await command(() =>
+          client.scan(cursor, 'MATCH', `${options.keyPrefix}:lookup:*`, 'COUNT', SCAN_COUNT),
+        );
         if (keys.length > 0) await command(() => client.unlink(...keys));
         cursor = next;
       } while (cursor !== '0');
@@ -177,5 +191,10 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
 
 function isEntry(e: TierEntry): boolean {
   const times = [e.storedAt, e.ttlSeconds, e.freshUntil, e.revalidateUntil, e.staleIfErrorUntil];
-  return typeof e.body === 'string' && typeof e.contentType === 'string' && typeof e.listed === 'boolean' && times.every(Number.isFinite);
+  return (
+    typeof e.body === 'string' &&
+    typeof e.contentType === 'string' &&
+    typeof e.listed === 'boolean' &&
+    times.every(Number.isFinite)
+  );
 }

@@ -69,7 +69,9 @@ interface SealedToken {
   obtainedAt: number;
 }
 
-export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenStore & { readonly keys: { value: string; generation: string; lease: string } } {
+export function createRedisTokenStore(
+  options: RedisTokenStoreOptions,
+): TokenStore & { readonly keys: { value: string; generation: string; lease: string } } {
   const { client, timeoutMs, leaseMs } = options;
   const clock = options.clock ?? systemClock;
   const pollMs = options.pollMs ?? 25;
@@ -108,19 +110,28 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
 
   /** PUBLISH's arguments after its keys: version, sealed token, lowest generation, TTL. */
   function publishArgs(obtained: ObtainedToken): string[] {
-    const sealed = seal.seal(JSON.stringify({ token: obtained.token, expiresAt: obtained.expiresAt, obtainedAt: obtained.obtainedAt }), sealContext);
+    const sealed = seal.seal(
+      JSON.stringify({ token: obtained.token, expiresAt: obtained.expiresAt, obtainedAt: obtained.obtainedAt }),
+      sealContext,
+    );
     const ttlMs = Math.max(1, Math.ceil(obtained.expiresAt - clock()));
     return [TOKEN_VALUE_VERSION, sealed, String(clock()), String(ttlMs)];
   }
 
   async function publish(obtained: ObtainedToken): Promise<SharedToken> {
-    const g = await command('publish', () => client.eval(PUBLISH, 2, keys.value, keys.generation, ...publishArgs(obtained)));
+    const g = await command('publish', () =>
+      client.eval(PUBLISH, 2, keys.value, keys.generation, ...publishArgs(obtained)),
+    );
     return { ...obtained, generation: Number(g) };
   }
 
   async function offer(obtained: ObtainedToken): Promise<SharedToken | null> {
     if (obtained.expiresAt <= clock()) return read();
-    const g = Number(await command('offer', () => client.eval(OFFER, 3, keys.value, keys.generation, keys.lease, ...publishArgs(obtained))));
+    const g = Number(
+      await command('offer', () =>
+        client.eval(OFFER, 3, keys.value, keys.generation, keys.lease, ...publishArgs(obtained)),
+      ),
+    );
     if (g === -1) return null;
     // Another token is published (it may be one this replica cannot open: then null, and it keeps its own).
     if (g === 0) return read();
@@ -128,7 +139,9 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
   }
 
   const satisfies = (token: SharedToken | null, wanted: TokenRefreshOptions): token is SharedToken =>
-    token !== null && (wanted.newerThan === null || token.generation > wanted.newerThan) && token.expiresAt - clock() >= wanted.validForMs;
+    token !== null &&
+    (wanted.newerThan === null || token.generation > wanted.newerThan) &&
+    token.expiresAt - clock() >= wanted.validForMs;
 
   async function tryLease(): Promise<string | null> {
     const leaseId = randomUUID();

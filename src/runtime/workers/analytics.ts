@@ -10,11 +10,20 @@ import type { AnalyticsEngineDataset } from './bindings.js';
  * blob4 = cache result (`none` when no lookup), blob5 = `api`, `console` or `other`;
  * double1 = duration ms, double2 = upstream ms spent for this request, double3 = status.
  */
-export function analyticsDataPoint(r: FinishedRequest, upstreamMs: number): Parameters<AnalyticsEngineDataset['writeDataPoint']>[0] {
+export function analyticsDataPoint(
+  r: FinishedRequest,
+  upstreamMs: number,
+): Parameters<AnalyticsEngineDataset['writeDataPoint']>[0] {
   const surface = r.route.startsWith('/console') ? 'console' : r.route.startsWith('/v2/') ? 'api' : 'other';
   return {
     indexes: [r.route],
-    blobs: [r.route, (HTTP_METHODS as readonly string[]).includes(r.method) ? r.method : 'other', String(r.status), r.lookup?.cache ?? 'none', surface],
+    blobs: [
+      r.route,
+      (HTTP_METHODS as readonly string[]).includes(r.method) ? r.method : 'other',
+      String(r.status),
+      r.lookup?.cache ?? 'none',
+      surface,
+    ],
     doubles: [Math.round(r.elapsedMs * 1000) / 1000, Math.round(upstreamMs * 1000) / 1000, r.status],
   };
 }

@@ -70,4 +70,3 @@ export interface CounterObjectRpc {
   add(points: number, windowMs: number): Promise<CounterState>;
   get(): Promise<CounterState | null>;
 }
-

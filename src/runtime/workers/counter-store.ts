@@ -5,13 +5,17 @@ import { callDurableObject } from './durable-object-call.js';
 import type { CounterObjectRpc } from './bindings.js';
 import type { DurableObjectNamespace } from './bindings.js';
 
-export function createWorkerCounterStore(options: { namespace: DurableObjectNamespace<CounterObjectRpc>; timeoutMs: number }): CounterStore {
+export function createWorkerCounterStore(options: {
+  namespace: DurableObjectNamespace<CounterObjectRpc>;
+  timeoutMs: number;
+}): CounterStore {
   const { namespace, timeoutMs } = options;
   // A stub belongs to the request that made it, so each call makes its own.
   const object = (key: string): CounterObjectRpc => namespace.get(namespace.idFromName(key));
   return {
     kind: 'durable-object',
-    consume: (key, points, limit, windowMs) => callDurableObject('counter', timeoutMs, () => object(key).consume(points, limit, windowMs)),
+    consume: (key, points, limit, windowMs) =>
+      callDurableObject('counter', timeoutMs, () => object(key).consume(points, limit, windowMs)),
     add: (key, points, windowMs) => callDurableObject('counter', timeoutMs, () => object(key).add(points, windowMs)),
     get: (key) => callDurableObject('counter', timeoutMs, () => object(key).get()),
   };

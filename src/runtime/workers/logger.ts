@@ -7,7 +7,9 @@ export function createConsoleLogger(level: string): Logger {
   const min = LEVELS.indexOf(level as (typeof LEVELS)[number]);
   const write = (lvl: (typeof LEVELS)[number]) => (fields: LogFields, msg: string) => {
     if (min < 0 || LEVELS.indexOf(lvl) < min) return;
-    console.log(JSON.stringify({ level: lvl, time: new Date().toISOString(), service: 'callerid-gateway', ...fields, msg }));
+    console.log(
+      JSON.stringify({ level: lvl, time: new Date().toISOString(), service: 'callerid-gateway', ...fields, msg }),
+    );
   };
   return {
     debug: write('debug'),

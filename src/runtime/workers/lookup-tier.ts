@@ -1,6 +1,11 @@
 // The second lookup tier on Workers: Cloudflare's Cache API (`caches.default`), shared by every isolate of one data
 // centre. Entries carry their absolute times, so `Age` and `Cache-Status` stay true whichever isolate stored them.
-import { TIER_ENTRY_VERSION, type LookupTier, type PurgeListener, type TierEntry } from '../../shared-state/lookup-tier.js';
+import {
+  TIER_ENTRY_VERSION,
+  type LookupTier,
+  type PurgeListener,
+  type TierEntry,
+} from '../../shared-state/lookup-tier.js';
 import type { Clock } from '../../clock.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 
@@ -34,7 +39,9 @@ function isEntry(value: unknown): value is TierEntry {
     e['v'] === TIER_ENTRY_VERSION &&
     typeof e['body'] === 'string' &&
     typeof e['contentType'] === 'string' &&
-    ['storedAt', 'ttlSeconds', 'freshUntil', 'revalidateUntil', 'staleIfErrorUntil'].every((k) => typeof e[k] === 'number') &&
+    ['storedAt', 'ttlSeconds', 'freshUntil', 'revalidateUntil', 'staleIfErrorUntil'].every(
+      (k) => typeof e[k] === 'number',
+    ) &&
     typeof e['listed'] === 'boolean'
   );
 }
@@ -78,7 +85,11 @@ export function createCacheApiTier(options: CacheApiTierOptions): LookupTier {
           requestFor(key),
           new Response(body, {
             // The tag lets an operator purge every lookup in every data centre through Cloudflare's purge by tag.
-            headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${keepSeconds}`, 'cache-tag': LOOKUP_CACHE_TAG },
+            headers: {
+              'content-type': 'application/json',
+              'cache-control': `public, max-age=${keepSeconds}`,
+              'cache-tag': LOOKUP_CACHE_TAG,
+            },
           }),
         );
       }),

@@ -38,7 +38,10 @@ export interface WorkerGatewayOptions {
 }
 
 /** Builds one gateway from the bindings: what one isolate holds (tests build two to stand in for two isolates). */
-export async function createWorkerGateway(env: Record<string, unknown>, options: WorkerGatewayOptions): Promise<WorkerGateway> {
+export async function createWorkerGateway(
+  env: Record<string, unknown>,
+  options: WorkerGatewayOptions,
+): Promise<WorkerGateway> {
   const settings = readWorkerSettings(env);
   const { config } = settings;
   const logger = createConsoleLogger(config.log.level);
@@ -59,15 +62,24 @@ export async function createWorkerGateway(env: Record<string, unknown>, options:
     // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
     tokenStore: settings.tokenObjects
-      ? createWorkerTokenStore({ namespace: settings.tokenObjects, clientId: config.upstream.clientId, timeoutMs, upstreamTimeoutMs: config.upstream.timeoutMs })
+      ? createWorkerTokenStore({
+          namespace: settings.tokenObjects,
+          clientId: config.upstream.clientId,
+          timeoutMs,
+          upstreamTimeoutMs: config.upstream.timeoutMs,
+        })
       : undefined,
-    counters: settings.counterObjects ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs }) : undefined,
+    counters: settings.counterObjects
+      ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
+      : undefined,
     lookupTier:
       settings.lookupCacheApi && edgeCache
         ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
         : undefined,
     background: scopes.background,
-    onRequest: analytics ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0)) : undefined,
+    onRequest: analytics
+      ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0))
+      : undefined,
   });
   metrics.watch(metricSourcesOf(services));
   const app = createApp(services);
@@ -91,7 +103,11 @@ export default {
       built = undefined;
       const detail = err instanceof ConfigError ? err.message : 'start-up failed';
       console.log(JSON.stringify({ level: 'error', service: 'callerid-gateway', msg: detail }));
-      return problemResponse('unavailable', 'The gateway is not configured correctly; see its logs.', crypto.randomUUID());
+      return problemResponse(
+        'unavailable',
+        'The gateway is not configured correctly; see its logs.',
+        crypto.randomUUID(),
+      );
     }
     return gateway.fetch(request, ctx);
   },

@@ -2,7 +2,12 @@
 // and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
 import { z } from 'zod';
 import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
-import type { AnalyticsEngineDataset, CounterObjectRpc, DurableObjectNamespace, UpstreamTokenObjectRpc } from './bindings.js';
+import type {
+  AnalyticsEngineDataset,
+  CounterObjectRpc,
+  DurableObjectNamespace,
+  UpstreamTokenObjectRpc,
+} from './bindings.js';
 
 /** Binding names, as `wrangler.toml` declares them. */
 export const BINDINGS = { token: 'UPSTREAM_TOKEN', counters: 'COUNTERS', analytics: 'ANALYTICS' } as const;
@@ -21,9 +26,18 @@ export interface WorkerSettings {
 }
 
 const schema = z.object({
-  DURABLE_OBJECT_TIMEOUT_MS: z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)
-    .pipe(z.number().int().min(50, 'must be at least 50').max(30_000, 'must be at most 30000')).default(1_000),
-  LOOKUP_CACHE_HOST: z.string().trim().regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)').optional(),
+  DURABLE_OBJECT_TIMEOUT_MS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(50, 'must be at least 50').max(30_000, 'must be at most 30000'))
+    .default(1_000),
+  LOOKUP_CACHE_HOST: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)')
+    .optional(),
   LOOKUP_CACHE_API: z.enum(['on', 'off']).default('on'),
 });
 
@@ -33,14 +47,18 @@ export function stringBindings(env: Record<string, unknown>): EnvSource {
   return out;
 }
 
-const isNamespace = (v: unknown): boolean => typeof v === 'object' && v !== null && typeof (v as { idFromName?: unknown }).idFromName === 'function';
+const isNamespace = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && typeof (v as { idFromName?: unknown }).idFromName === 'function';
 
 /** Throws a ConfigError naming the first wrong variable or binding. */
 export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings {
   const strings = stringBindings(env);
   const config = parseConfig(strings);
   if (!config.upstream) {
-    throw new ConfigError('UPSTREAM_AUTH_URL', 'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)');
+    throw new ConfigError(
+      'UPSTREAM_AUTH_URL',
+      'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)',
+    );
   }
   const input: EnvSource = {};
   for (const key of Object.keys(schema.shape)) if (strings[key]) input[key] = strings[key];
@@ -50,7 +68,8 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
   for (const name of [BINDINGS.token, BINDINGS.counters]) {
-    if (env[name] !== undefined && !isNamespace(env[name])) throw new ConfigError(name, 'must be a Durable Object namespace binding');
+    if (env[name] !== undefined && !isNamespace(env[name]))
+      throw new ConfigError(name, 'must be a Durable Object namespace binding');
   }
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {

@@ -32,7 +32,9 @@ export function createWorkerTokenStore(options: WorkerTokenStoreOptions): TokenS
       return result.token;
     },
     // Only the token's fields cross the RPC boundary.
-    offer: ({ token, expiresAt, obtainedAt }) => callDurableObject('token', timeoutMs, () => object().offer(clientId, { token, expiresAt, obtainedAt })),
-    dropIfCurrent: (generation) => callDurableObject('token', timeoutMs, () => object().dropIfCurrent(clientId, generation)),
+    offer: ({ token, expiresAt, obtainedAt }) =>
+      callDurableObject('token', timeoutMs, () => object().offer(clientId, { token, expiresAt, obtainedAt })),
+    dropIfCurrent: (generation) =>
+      callDurableObject('token', timeoutMs, () => object().dropIfCurrent(clientId, generation)),
   };
 }

@@ -10,7 +10,9 @@ export function createMemoryTokenStore(options: { clock: Clock }): TokenStore {
   let pending: Promise<SharedToken> | null = null;
 
   const satisfies = (token: SharedToken | null, wanted: TokenRefreshOptions): token is SharedToken =>
-    token !== null && (wanted.newerThan === null || token.generation > wanted.newerThan) && token.expiresAt - clock() >= wanted.validForMs;
+    token !== null &&
+    (wanted.newerThan === null || token.generation > wanted.newerThan) &&
+    token.expiresAt - clock() >= wanted.validForMs;
 
   return {
     kind: 'memory',

@@ -24,7 +24,8 @@ describe.skipIf(!redisUp)('redis counter store (127.0.0.1:6379)', () => {
     client.disconnect();
     other.disconnect();
   });
-  const store = (c: Redis = client) => createRedisCounterStore({ client: c, keyPrefix: prefix, timeoutMs: 250, clock: Date.now });
+  const store = (c: Redis = client) =>
+    createRedisCounterStore({ client: c, keyPrefix: prefix, timeoutMs: 250, clock: Date.now });
 
   it('refuses without counting when count + points would pass the limit', async () => {
     const s = store();
@@ -36,7 +37,9 @@ describe.skipIf(!redisUp)('redis counter store (127.0.0.1:6379)', () => {
 
   it('lets a concurrent burst from two clients (two replicas) take exactly the limit', async () => {
     const [a, b] = [store(client), store(other)];
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).consume('burst', 1, 10, 60_000)));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).consume('burst', 1, 10, 60_000)),
+    );
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
     expect((await a.get('burst'))?.count).toBe(10);
   });

@@ -44,7 +44,10 @@ async function tierAt(url: string, prefix: string, extra: { secret?: string; max
   return tier;
 }
 
-function entry(now = Date.now(), body = `{"query":{"what":"${NUMBER}"},"total":1,"results":[{"displayName":"Hartley Zoë","phones":[{"e164":"${NUMBER}","display":"020 7946 0001"}]}]}`): TierEntry {
+function entry(
+  now = Date.now(),
+  body = `{"query":{"what":"${NUMBER}"},"total":1,"results":[{"displayName":"Hartley Zoë","phones":[{"e164":"${NUMBER}","display":"020 7946 0001"}]}]}`,
+): TierEntry {
   return {
     v: TIER_ENTRY_VERSION,
     body,
@@ -65,7 +68,7 @@ async function rawClient(url = URL): Promise<Redis> {
 }
 
 const until = async (check: () => boolean, ms = 2000) => {
-  for (const started = Date.now(); !check() && Date.now() - started < ms; ) await new Promise((r) => setTimeout(r, 10));
+  for (const started = Date.now(); !check() && Date.now() - started < ms;) await new Promise((r) => setTimeout(r, 10));
 };
 
 describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
@@ -81,7 +84,8 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
       expect(keys).toEqual([`${prefix}:lookup:${HASH}`]);
       const value = (await raw.get(keys[0]!))!;
       const everything = `${keys.join(' ')} ${value}`;
-      for (const digits of ['442079460001', '2079460001', '7946 0001', 'Hartley']) expect(everything).not.toContain(digits);
+      for (const digits of ['442079460001', '2079460001', '7946 0001', 'Hartley'])
+        expect(everything).not.toContain(digits);
       expect(JSON.parse(value)).toMatchObject({ v: TIER_ENTRY_VERSION });
     } finally {
       raw.disconnect();
@@ -174,7 +178,15 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
     const redis = createNodeRedis(URL, silentLogger, { commandTimeoutMs: 250 });
     await redis.ready(2000);
     const subscriber = redis.duplicate({ autoResubscribe: false });
-    const tier = createRedisLookupTier({ client: redis.client, subscriber, keyPrefix: prefix, secret: SECRET, clock: Date.now, maxEntryBytes: 4096, logger: silentLogger });
+    const tier = createRedisLookupTier({
+      client: redis.client,
+      subscriber,
+      keyPrefix: prefix,
+      secret: SECRET,
+      clock: Date.now,
+      maxEntryBytes: 4096,
+      logger: silentLogger,
+    });
     open.push({ tier, redis });
     await tier.ready(2000);
     const heard: Array<string | null> = [];
@@ -209,7 +221,10 @@ describe.skipIf(!redisServer)('Redis lookup tier when Redis goes away', () => {
     let back = false;
     for (let i = 0; i < 50 && !back; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      back = await tier.get(HASH).then(() => true, () => false);
+      back = await tier.get(HASH).then(
+        () => true,
+        () => false,
+      );
     }
     expect(back).toBe(true);
   });

@@ -30,7 +30,16 @@ afterAll(async () => {
 /** A store as one replica builds it; replicas of one deployment share the prefix. */
 async function replica(prefix: string, overrides: Partial<RedisTokenStoreOptions> = {}) {
   const redis = await connect();
-  const store = createRedisTokenStore({ client: redis.client, keyPrefix: prefix, clientId: CLIENT_ID, secret: SECRET, timeoutMs: 250, leaseMs: 2_000, pollMs: 10, ...overrides });
+  const store = createRedisTokenStore({
+    client: redis.client,
+    keyPrefix: prefix,
+    clientId: CLIENT_ID,
+    secret: SECRET,
+    timeoutMs: 250,
+    leaseMs: 2_000,
+    pollMs: 10,
+    ...overrides,
+  });
   return { store, redis: redis.client };
 }
 
@@ -53,7 +62,9 @@ describe.skipIf(!hasRedis)('Redis token store (real Redis)', () => {
     const prefix = `t-${randomUUID()}`;
     const replicas = await Promise.all([replica(prefix), replica(prefix), replica(prefix)]);
     const up = upstream(100);
-    const got = await Promise.all(replicas.flatMap(({ store }) => [store.refresh(up.obtain, ANY), store.refresh(up.obtain, ANY)]));
+    const got = await Promise.all(
+      replicas.flatMap(({ store }) => [store.refresh(up.obtain, ANY), store.refresh(up.obtain, ANY)]),
+    );
     expect(up.calls()).toBe(1);
     expect(new Set(got.map((t) => t.token)).size).toBe(1);
     expect(new Set(got.map((t) => t.generation)).size).toBe(1);
@@ -120,7 +131,11 @@ describe.skipIf(!hasRedis)('Redis token store (real Redis)', () => {
     const token = await store.refresh(upstream().obtain, ANY);
     const keys = await redis.keys(`${prefix}*`);
     expect(keys.sort()).toEqual([store.keys.generation, store.keys.value].sort());
-    const everything = JSON.stringify([keys, await redis.hgetall(store.keys.value), await redis.get(store.keys.generation)]);
+    const everything = JSON.stringify([
+      keys,
+      await redis.hgetall(store.keys.value),
+      await redis.get(store.keys.generation),
+    ]);
     expect(everything).not.toContain(token.token);
     expect(everything).not.toContain('upstream-token');
     expect(everything).not.toContain(CLIENT_ID);
@@ -215,12 +230,21 @@ describe('Redis token store when Redis does not answer', () => {
     const port = await freePort();
     const redis = createNodeRedis(`redis://127.0.0.1:${port}`, silentLogger, { commandTimeoutMs: 250 });
     clients.push(redis);
-    const store = createRedisTokenStore({ client: redis.client, keyPrefix: 'x', clientId: CLIENT_ID, secret: SECRET, timeoutMs: 250, leaseMs: 1_000 });
+    const store = createRedisTokenStore({
+      client: redis.client,
+      keyPrefix: 'x',
+      clientId: CLIENT_ID,
+      secret: SECRET,
+      timeoutMs: 250,
+      leaseMs: 1_000,
+    });
     const up = upstream();
     const started = Date.now();
     await expect(store.refresh(up.obtain, ANY)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.dropIfCurrent(1)).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(store.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(
+      store.offer({ token: 'own', obtainedAt: Date.now(), expiresAt: Date.now() + 60_000 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(250);
     expect(up.calls()).toBe(0);
   });
@@ -230,7 +254,8 @@ describe('Redis token store when Redis does not answer', () => {
     silent = createServer((socket) => {
       sockets.push(socket);
       socket.on('data', (chunk) => {
-        for (const [command] of chunk.toString().matchAll(/SETINFO|\binfo\b/gi)) socket.write(command === 'SETINFO' ? '+OK\r\n' : '$0\r\n\r\n');
+        for (const [command] of chunk.toString().matchAll(/SETINFO|\binfo\b/gi))
+          socket.write(command === 'SETINFO' ? '+OK\r\n' : '$0\r\n\r\n');
       });
     });
     await new Promise<void>((r) => silent!.listen(0, '127.0.0.1', r));
@@ -238,7 +263,14 @@ describe('Redis token store when Redis does not answer', () => {
     const redis = createNodeRedis(`redis://127.0.0.1:${port}`, silentLogger, { commandTimeoutMs: 100 });
     clients.push(redis);
     expect(await redis.ready(1_000)).toBe(true);
-    const store = createRedisTokenStore({ client: redis.client, keyPrefix: 'x', clientId: CLIENT_ID, secret: SECRET, timeoutMs: 100, leaseMs: 1_000 });
+    const store = createRedisTokenStore({
+      client: redis.client,
+      keyPrefix: 'x',
+      clientId: CLIENT_ID,
+      secret: SECRET,
+      timeoutMs: 100,
+      leaseMs: 1_000,
+    });
     const started = Date.now();
     await expect(store.read()).rejects.toBeInstanceOf(StoreUnavailableError);
     // Waited for the timeout (not refused at once), and no longer.

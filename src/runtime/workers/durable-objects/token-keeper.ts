@@ -57,7 +57,9 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
   }
 
   const satisfies = (token: SharedToken | null, wanted: TokenWanted): token is SharedToken =>
-    token !== null && (wanted.newerThan === null || token.generation > wanted.newerThan) && token.expiresAt - clock() >= wanted.validForMs;
+    token !== null &&
+    (wanted.newerThan === null || token.generation > wanted.newerThan) &&
+    token.expiresAt - clock() >= wanted.validForMs;
 
   /** Numbers and persists `obtained` before anyone gets it: an evicted or restarted object answers with it instead of logging in again. */
   async function publish(obtained: ObtainedToken): Promise<SharedToken> {
@@ -73,14 +75,36 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
       const token = await publish(await login());
       failures = 0;
       lastFailure = null;
-      logger.info({ event: 'upstream_token_published', generation: token.generation, expiresAt: new Date(token.expiresAt).toISOString() }, 'upstream token published to every isolate');
+      logger.info(
+        {
+          event: 'upstream_token_published',
+          generation: token.generation,
+          expiresAt: new Date(token.expiresAt).toISOString(),
+        },
+        'upstream token published to every isolate',
+      );
       return { ok: true, token };
     } catch (err) {
       failures += 1;
       const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token login failed');
       const retryAt = clock() + Math.min(maxBackoffMs, initialBackoffMs * 2 ** (failures - 1));
-      lastFailure = { ok: false, outcome: failure.outcome, message: failure.message, status: failure.status ?? null, retryAt };
-      logger.warn({ event: 'upstream_token_login_failed', kind: failure.outcome, status: failure.status ?? null, consecutiveFailures: failures, retryAt: new Date(retryAt).toISOString() }, 'upstream token login failed');
+      lastFailure = {
+        ok: false,
+        outcome: failure.outcome,
+        message: failure.message,
+        status: failure.status ?? null,
+        retryAt,
+      };
+      logger.warn(
+        {
+          event: 'upstream_token_login_failed',
+          kind: failure.outcome,
+          status: failure.status ?? null,
+          consecutiveFailures: failures,
+          retryAt: new Date(retryAt).toISOString(),
+        },
+        'upstream token login failed',
+      );
       return lastFailure;
     }
   }
@@ -109,7 +133,15 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
       // A login under way publishes its own token; an offer now would only be replaced by it.
       if (pending !== null || offered.expiresAt <= clock()) return null;
       const published = await publish(offered);
-      logger.info({ event: 'upstream_token_published', generation: published.generation, expiresAt: new Date(published.expiresAt).toISOString(), offered: true }, 'an isolate offered its own upstream token; published to every isolate');
+      logger.info(
+        {
+          event: 'upstream_token_published',
+          generation: published.generation,
+          expiresAt: new Date(published.expiresAt).toISOString(),
+          offered: true,
+        },
+        'an isolate offered its own upstream token; published to every isolate',
+      );
       return published;
     },
 

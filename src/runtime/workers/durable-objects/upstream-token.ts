@@ -29,7 +29,12 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
       const http = createFetchHttp((input, init) => fetch(input, init));
       // The same login code as the token manager's; its metrics are the isolates' (the object has no registry).
       const endpoint = createTokenEndpoint({ http, ...upstream, clock: systemClock, telemetry: noopTelemetry });
-      this.keeper = createTokenKeeper({ storage: this.ctx.storage, clock: systemClock, logger: createConsoleLogger(config.log.level), login: endpoint.login });
+      this.keeper = createTokenKeeper({
+        storage: this.ctx.storage,
+        clock: systemClock,
+        logger: createConsoleLogger(config.log.level),
+        login: endpoint.login,
+      });
     }
     // The instance is named by the client id: a caller configured with another id must not get this one's token.
     if (clientId !== this.clientId) throw new Error('this token object holds another upstream client id');
