@@ -1,4 +1,4 @@
-// The README's cost-control alert rules are valid Prometheus rules (promtool check rules) and use metrics
+// The cost-control alert rules of docs/cost-control.md are valid Prometheus rules (promtool check rules) and use metrics
 // the gateway exports.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,14 +12,13 @@ import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));
 
 function costAlertRules(): string {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Cost control'));
-  const rules = /### Alert rules[\s\S]*?```yaml\n([\s\S]*?)```/.exec(section);
-  if (!rules) throw new Error('no alert rules under "## Cost control" in the README');
+  const section = readFileSync(new URL('../../docs/cost-control.md', import.meta.url), 'utf8');
+  const rules = /## Alert rules[\s\S]*?```yaml\n([\s\S]*?)```/.exec(section);
+  if (!rules) throw new Error('no alert rules under "## Alert rules" in docs/cost-control.md');
   return rules[1]!;
 }
 
-describe('cost-control alert rules in the README', () => {
+describe('cost-control alert rules in the docs', () => {
   it.skipIf(!hasPromtool)('pass promtool check rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cost-rules-'));
     const file = join(dir, 'rules.yml');

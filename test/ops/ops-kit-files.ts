@@ -1,5 +1,5 @@
 // Reads the operators' kit in config/ for the tests: the dashboard's PromQL (with Grafana's variables put in
-// as Grafana would), the alert rules, and the README's alert blocks.
+// as Grafana would), the alert rules, and the docs' alert blocks.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -67,10 +67,12 @@ export function readAlertRules(file = ALERTS_FILE): AlertRule[] {
   return doc.groups.flatMap((g) => g.rules);
 }
 
-/** Every ```yaml block of the README that holds alert rules (Operations, Cost control). */
-export function readmeAlertRules(): AlertRule[] {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  return [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)]
+/** Every ```yaml block of the docs that holds alert rules (docs/operations.md, docs/cost-control.md). */
+export function docsAlertRules(): AlertRule[] {
+  const docs = ['operations', 'cost-control']
+    .map((name) => readFileSync(new URL(`../../docs/${name}.md`, import.meta.url), 'utf8'))
+    .join('\n');
+  return [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)]
     .map((m) => parse(m[1]!) as { groups?: { rules: AlertRule[] }[] })
     .filter((doc) => doc && Array.isArray(doc.groups))
     .flatMap((doc) => doc.groups!.flatMap((g) => g.rules));

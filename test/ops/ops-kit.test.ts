@@ -1,7 +1,7 @@
 // The operators' kit in config/, checked by the real tools that read it: promtool (rules, rule unit tests,
 // scrape config), a Compose implementation (`docker compose config`, else Debian's docker-compose) and the
 // Compose Specification schema, kubernetes-models' schemas and types; plus what ties the files to the gateway
-// (metric names it exports, the README's rules, the cache size the memory limit is computed from).
+// (metric names it exports, the rules in the docs, the cache size the memory limit is computed from).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { Registry } from 'prom-client';
@@ -19,7 +19,7 @@ import {
   dashboardTargets,
   readAlertRules,
   readDashboard,
-  readmeAlertRules,
+  docsAlertRules,
 } from './ops-kit-files.js';
 
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));
@@ -84,9 +84,9 @@ describe('Prometheus alert rules (config/prometheus/alerts.yml)', () => {
     expect(run.status).toBe(0);
   });
 
-  it('hold every rule the README shows, unchanged', () => {
+  it('hold every rule the docs show, unchanged', () => {
     const file = new Map(readAlertRules().map((r) => [r.alert, r]));
-    const readme = readmeAlertRules();
+    const readme = docsAlertRules();
     expect(readme.length).toBe(7);
     for (const rule of readme) {
       expect(file.get(rule.alert), rule.alert).toBeDefined();

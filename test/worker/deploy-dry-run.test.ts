@@ -1,5 +1,5 @@
 // `wrangler deploy --dry-run` builds the Worker from wrangler.toml: the bundle, its Durable Object classes and
-// every binding the README documents, without an account or a network.
+// every binding docs/workers.md documents, without an account or a network.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

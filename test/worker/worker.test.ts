@@ -107,7 +107,7 @@ describe.skipIf(!run)('Worker build in workerd', () => {
   });
 
   // Last on purpose: after a chunked body is refused early, wrangler dev's proxy answers the next request 503
-  // "Your worker restarted mid-request" (reproduced; not known to happen on the Cloudflare edge; README, Security).
+  // "Your worker restarted mid-request" (reproduced; not known to happen on the Cloudflare edge; docs/security.md).
   it('refuses a chunked login body over REQUEST_MAX_BODY_BYTES with 413 problem+json', async () => {
     // Over a raw socket: a Fetch client may see the early answer's connection reset before it reads it.
     const open = await openSocket(base);
