@@ -184,6 +184,7 @@ const schema = z.object({
   UPSTREAM_MAX_CONCURRENCY: int(1, 10_000, 32),
   UPSTREAM_MAX_QUEUE: int(0, 100_000, 256),
   UPSTREAM_COOLDOWN_SECONDS: int(1, 86_400, 30),
+  UPSTREAM_COOLDOWN_MAX_SECONDS: int(1, 86_400, 3600),
   UPSTREAM_BREAKER_FAILURES: int(1, 1_000, 5),
   UPSTREAM_BREAKER_OPEN_SECONDS: int(1, 3_600, 10),
   QUOTA_ON_STORE_ERROR: z.enum(['memory', 'open', 'closed']).default('memory'),
@@ -316,6 +317,8 @@ export interface GuardConfig {
   maxConcurrency: number;
   maxQueue: number;
   cooldownSeconds: number;
+  /** The longest pause an upstream Retry-After may impose; longer, non-finite or unreadable values are capped. */
+  cooldownMaxSeconds: number;
   breakerFailures: number;
   breakerOpenSeconds: number;
   onStoreError: 'memory' | 'open' | 'closed';
@@ -398,6 +401,12 @@ export function parseConfig(env: EnvSource): Config {
       problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${e.HTTP_REQUEST_TIMEOUT_SECONDS})`,
     });
   }
+  if (e.UPSTREAM_COOLDOWN_SECONDS > e.UPSTREAM_COOLDOWN_MAX_SECONDS) {
+    problems.push({
+      variable: 'UPSTREAM_COOLDOWN_SECONDS',
+      problem: `must be at most UPSTREAM_COOLDOWN_MAX_SECONDS (${e.UPSTREAM_COOLDOWN_MAX_SECONDS})`,
+    });
+  }
   if (problems.length > 0) throw configErrorOf(problems);
 
   return {
@@ -438,6 +447,7 @@ export function parseConfig(env: EnvSource): Config {
       maxConcurrency: e.UPSTREAM_MAX_CONCURRENCY,
       maxQueue: e.UPSTREAM_MAX_QUEUE,
       cooldownSeconds: e.UPSTREAM_COOLDOWN_SECONDS,
+      cooldownMaxSeconds: e.UPSTREAM_COOLDOWN_MAX_SECONDS,
       breakerFailures: e.UPSTREAM_BREAKER_FAILURES,
       breakerOpenSeconds: e.UPSTREAM_BREAKER_OPEN_SECONDS,
       onStoreError: e.QUOTA_ON_STORE_ERROR,

@@ -125,6 +125,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     logger,
     // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
     resultsPath: config.upstreamBody.resultsPath,
+    maxRetryAfterMs: config.guard.cooldownMaxSeconds * 1000,
   });
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });

@@ -11,17 +11,24 @@ export interface Cooldown {
   remainingMs(): number;
 }
 
-export function createCooldown(options: { defaultMs: number; clock: Clock; onStart?: () => void }): Cooldown {
+export function createCooldown(options: {
+  defaultMs: number;
+  /** No pause outlives this (UPSTREAM_COOLDOWN_MAX_SECONDS), however it was learnt: a 429 or a shared window. */
+  maxMs: number;
+  clock: Clock;
+  onStart?: () => void;
+}): Cooldown {
   const { clock } = options;
   let until = 0;
+  const bounded = (ms: number) => (Number.isFinite(ms) ? Math.min(Math.max(0, ms), options.maxMs) : options.defaultMs);
   return {
     start(retryAfterMs) {
       // Several calls in flight may all come back 429: the latest end wins, never an earlier one.
-      until = Math.max(until, clock() + (retryAfterMs ?? options.defaultMs));
+      until = Math.max(until, clock() + bounded(retryAfterMs ?? options.defaultMs));
       options.onStart?.();
     },
     learn(ms) {
-      until = Math.max(until, clock() + ms);
+      until = Math.max(until, clock() + bounded(ms));
     },
     remainingMs: () => Math.max(0, until - clock()),
   };

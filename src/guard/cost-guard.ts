@@ -95,6 +95,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   });
   const cooldown = createCooldown({
     defaultMs: config.cooldownSeconds * 1000,
+    maxMs: config.cooldownMaxSeconds * 1000,
     clock,
     onStart: () => telemetry.upstreamCooldown(),
   });

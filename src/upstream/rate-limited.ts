@@ -8,11 +8,25 @@ import { GatewayError } from '../errors.js';
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   if (value === null || value === undefined) return null;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+$/.test(text)) {
+    // A value too long to be a real delay (Number() of 400 digits is Infinity) is unreadable, not forever.
+    const ms = Number(text) * 1000;
+    return Number.isSafeInteger(ms) ? ms : null;
+  }
   // Only the date forms: Date.parse also takes "3" or "1 2" as dates.
   if (!/^[A-Za-z]{3},? /.test(text) && !/^[A-Za-z]+day, /.test(text)) return null;
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/**
+ * The pause an upstream 429 imposes: its Retry-After capped at `maxMs` (UPSTREAM_COOLDOWN_MAX_SECONDS), or null
+ * when it gave none that can be read (UPSTREAM_COOLDOWN_SECONDS then). One upstream answer never pauses the
+ * deployment longer than the operator allows.
+ */
+export function boundedRetryAfter(value: string | null | undefined, now: number, maxMs: number): number | null {
+  const ms = parseRetryAfter(value, now);
+  return ms === null ? null : Math.min(ms, maxMs);
 }
 
 /** The upstream answered 429; `retryAfterMs` is null when it did not say how long (UPSTREAM_COOLDOWN_SECONDS then). */

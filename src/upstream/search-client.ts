@@ -6,7 +6,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
 import { parsePath, readPath } from './listing.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
-import { parseRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
+import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 
 export interface UpstreamSearchResult {
@@ -38,6 +38,8 @@ export interface SearchClientOptions {
   logger?: Logger;
   /** Dotted path of the results array (UPSTREAM_RESULTS_PATH): the answer says whether it lists anything. */
   resultsPath?: string;
+  /** The longest pause an upstream 429's Retry-After may impose (UPSTREAM_COOLDOWN_MAX_SECONDS); default one hour. */
+  maxRetryAfterMs?: number;
 }
 
 interface Answer {
@@ -55,6 +57,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
   const logger = options.logger ?? silentLogger;
   const searchUrl = `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`;
   const resultsPath = options.resultsPath === undefined ? undefined : parsePath(options.resultsPath);
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 3_600_000;
   // The request headers change only with the token: built once per token, not once per search.
   let headersOf = { token: '', headers: {} as Record<string, string> };
   const requestHeaders = (token: string): Record<string, string> => {
@@ -155,7 +158,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
       }
 
       if (res.status === 429) {
-        const retryAfterMs = parseRetryAfter(res.retryAfter, clock());
+        const retryAfterMs = boundedRetryAfter(res.retryAfter, clock(), maxRetryAfterMs);
         logger.warn({ event: 'upstream_search_rate_limited', retryAfterMs }, 'upstream answered 429');
         throw new UpstreamRateLimitedError(retryAfterMs);
       }

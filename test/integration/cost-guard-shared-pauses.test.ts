@@ -2,6 +2,7 @@
 // both (one search call in the Retry-After for the deployment), a breaker opened by one opens both, and with
 // Redis down each gateway pauses on its own again.
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { metricValue, missNumber, problemType, sleep, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
 import { startOwnRedis } from '../helpers/own-redis.js';
@@ -29,6 +30,29 @@ async function warmed(env: Record<string, string>): Promise<{ a: Stack; b: Stack
 
 describe.skipIf(!sharedRedis)('upstream pauses shared by two gateways through Redis (127.0.0.1:6379)', () => {
   const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `t-${randomUUID()}` });
+
+  it('never keeps the shared cooldown longer than UPSTREAM_COOLDOWN_MAX_SECONDS, whatever Retry-After said', async () => {
+    const env = { ...redisEnv(), UPSTREAM_COOLDOWN_MAX_SECONDS: '2', UPSTREAM_COOLDOWN_SECONDS: '1' };
+    const { a, b, ta, tb } = await warmed(env);
+    a.simulator.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '31536000000' });
+    const first = await a.search(fresh(), ta);
+    const started = Date.now();
+    expect(first.headers.get('retry-after')).toBe('2');
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      const keys = await redis.keys(`${env.REDIS_KEY_PREFIX}*upstream-pause:cooldown*`);
+      expect(keys.length).toBe(1);
+      const ttl = await redis.pttl(keys[0]!);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(2_000);
+    } finally {
+      redis.disconnect();
+    }
+    expect(Number((await b.search(fresh(), tb)).headers.get('retry-after'))).toBeLessThanOrEqual(2);
+    a.simulator.controls.setFaults({ rateLimitRate: 0 });
+    await sleep(Math.max(0, 2_100 - (Date.now() - started)));
+    expect((await b.search(fresh(), tb)).status).toBe(200);
+  });
 
   it('gives an upstream answering 429 with Retry-After: 3 exactly one search call from both gateways in those 3 s', async () => {
     const { a, b, ta, tb } = await warmed(redisEnv());

@@ -96,6 +96,46 @@ describe('an upstream 429', () => {
   });
 });
 
+describe('UPSTREAM_COOLDOWN_MAX_SECONDS', () => {
+  it('caps a Retry-After of a thousand years to the maximum, then calls the upstream again', async () => {
+    const s = await start({ UPSTREAM_COOLDOWN_MAX_SECONDS: '2', UPSTREAM_COOLDOWN_SECONDS: '1' });
+    const crm = await s.login('crm');
+    s.simulator.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '31536000000' });
+    const first = await s.search(missNumber(1), crm);
+    const started = Date.now();
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('2');
+    const during = await s.search(missNumber(2), crm);
+    expect(during.status).toBe(503);
+    expect(Number(during.headers.get('retry-after'))).toBeLessThanOrEqual(2);
+    expect((await usageOf(s)).cooldown.retryAfterSeconds).toBeLessThanOrEqual(2);
+    s.simulator.controls.setFaults({ rateLimitRate: 0 });
+    await sleep(Math.max(0, 2_050 - (Date.now() - started)));
+    expect((await s.search(missNumber(2), crm)).status).toBe(200);
+  });
+
+  it('takes an unreadable Retry-After (400 digits) as none: UPSTREAM_COOLDOWN_SECONDS, a finite integer', async () => {
+    const s = await start({ UPSTREAM_COOLDOWN_SECONDS: '1' });
+    const crm = await s.login('crm');
+    s.simulator.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '9'.repeat(400) });
+    const first = await s.search(missNumber(1), crm);
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('1');
+    s.simulator.controls.setFaults({ rateLimitRate: 0 });
+    await sleep(1_050);
+    expect((await s.search(missNumber(1), crm)).status).toBe(200);
+  });
+
+  it('caps an HTTP-date far in the future the same way', async () => {
+    const s = await start({ UPSTREAM_COOLDOWN_MAX_SECONDS: '2', UPSTREAM_COOLDOWN_SECONDS: '1' });
+    const crm = await s.login('crm');
+    s.simulator.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: 'Fri, 31 Dec 9999 23:59:59 GMT' });
+    const first = await s.search(missNumber(1), crm);
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('2');
+  });
+});
+
 describe('circuit breaker', () => {
   it('lets a failing upstream get UPSTREAM_BREAKER_FAILURES calls, then none while open, then one trial that closes it', async () => {
     const s = await start({ ...SHORT_CACHE, UPSTREAM_BREAKER_FAILURES: '3', UPSTREAM_BREAKER_OPEN_SECONDS: '2' }, 100);
