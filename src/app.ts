@@ -8,10 +8,10 @@ import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.j
 import { docsRoutes } from './docs/docs-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
 import { accessLog } from './middleware/access-log.js';
-import { requestBodyLimit } from './middleware/body-limit.js';
+import { requestBodyLimit, type BodyBoundOf } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
-import { BATCH_ROUTE, contactsBatchRoutes } from './routes/contacts-batch.js';
+import { BATCH_ROUTE, batchBodyBytes, contactsBatchRoutes } from './routes/contacts-batch.js';
 import { contactsCnamRoutes } from './routes/contacts-cnam.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
@@ -23,6 +23,12 @@ const statusToCode = new Map<number, ErrorCode>(
   Object.entries(errorCodes).map(([code, { status }]) => [status, code as ErrorCode]),
 );
 
+/** Every route's body bound: REQUEST_MAX_BODY_BYTES, the batch search's own (larger) one. */
+export function bodyBoundOf(config: Services['config']): BodyBoundOf {
+  const batch = batchBodyBytes(config);
+  return (path) => (path === BATCH_ROUTE ? batch : config.http.maxBodyBytes);
+}
+
 export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { logger } = services;
@@ -32,7 +38,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
   // Before any route reads a body: an oversized one is refused, never buffered.
-  app.use(requestBodyLimit(services.config.http.maxBodyBytes, new Set([BATCH_ROUTE])));
+  app.use(requestBodyLimit(bodyBoundOf(services.config)));
 
   app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
   // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.

@@ -1,30 +1,50 @@
-// Bounds every request body (REQUEST_MAX_BODY_BYTES): only the login form takes one, and a few KiB hold it.
+// Bounds every request body before any route, authentication included: REQUEST_MAX_BODY_BYTES, or a route's
+// own larger bound (the batch search). A body nobody will read is never drained: the answer closes the connection.
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env.js';
 import { problemResponse } from '../errors.js';
 
+/** The bound of a request's body by its path: what the middleware enforces and what Node's `checkContinue` asks. */
+export type BodyBoundOf = (path: string) => number;
+
+/** A body is declared by Content-Length (non-zero) or by Transfer-Encoding. */
+function declaresBody(headers: { get(name: string): string | null | undefined }): boolean {
+  const length = headers.get('content-length');
+  return (length != null && length !== '0') || headers.get('transfer-encoding') != null;
+}
+
+export function tooLargeMessage(maxBytes: number): string {
+  return `The request body may hold at most ${maxBytes} bytes.`;
+}
+
 /**
- * Refuses a larger body with 413 as soon as the bound is passed: at once for a declared Content-Length,
- * after at most `maxBytes` for a chunked body, which is never held whole. `Connection: close` makes Node
- * drop the connection after the answer instead of reading the rest of an upload nobody wants.
+ * Refuses a larger body with 413 as soon as the bound is passed: at once for a declared Content-Length, after at
+ * most the bound for a chunked body, which is never held whole. Any other early answer to a request that declared
+ * a body (a 401 before the body was read, a 400) says `Connection: close`, so Node closes the connection instead
+ * of reading the rest of an upload nobody wants.
  */
-export function requestBodyLimit(
-  maxBytes: number,
-  ownBounds: ReadonlySet<string> = new Set(),
-): MiddlewareHandler<AppEnv> {
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: (c) =>
-      problemResponse('payload_too_large', `The request body may hold at most ${maxBytes} bytes.`, c.get('requestId'), {
-        connection: 'close',
-      }),
-  });
+export function requestBodyLimit(boundOf: BodyBoundOf): MiddlewareHandler<AppEnv> {
+  const limits = new Map<number, MiddlewareHandler<AppEnv>>();
+  const limitOf = (maxBytes: number) => {
+    let limit = limits.get(maxBytes);
+    if (limit === undefined) {
+      limit = bodyLimit({
+        maxSize: maxBytes,
+        onError: (c) =>
+          problemResponse('payload_too_large', tooLargeMessage(maxBytes), c.get('requestId'), {
+            connection: 'close',
+          }),
+      });
+      limits.set(maxBytes, limit);
+    }
+    return limit;
+  };
   return async function requestBodyLimit(c, next) {
     // GET and HEAD carry no body the gateway reads; skipping them keeps the lazy Request of the Node adapter lazy.
-    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    // A route that takes a bigger body (the batch search) applies its own bound, the same way.
-    if (ownBounds.has(c.req.path)) return next();
-    return limit(c, next);
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || !declaresBody(c.req.raw.headers)) return next();
+    const refused = await limitOf(boundOf(c.req.path))(c, next);
+    if (refused instanceof Response) return refused;
+    if (c.res.status >= 400) c.header('connection', 'close');
   };
 }

@@ -7,7 +7,6 @@ import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemFor } from '../errors.js';
 import { searchResultOf } from '../guard/search-guard.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
-import { requestBodyLimit } from '../middleware/body-limit.js';
 import { clientAuth } from '../middleware/client-auth.js';
 import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
 import type { Services } from '../services.js';
@@ -18,6 +17,11 @@ export const BATCH_ROUTE = '/v2/contacts/search/batch';
 
 /** Bytes allowed per number in the body: a 40-character spelling, its quotes, a comma and some spaces. */
 const BYTES_PER_NUMBER = 64;
+
+/** The batch body's bound (the app's body limit applies it, before authentication): never below REQUEST_MAX_BODY_BYTES. */
+export function batchBodyBytes(config: Pick<Services['config'], 'http' | 'batch'>): number {
+  return Math.max(config.http.maxBodyBytes, 1024 + config.batch.maxNumbers * BYTES_PER_NUMBER);
+}
 
 type Outcome = { found: LookupResult } | { failed: GatewayError };
 
@@ -64,11 +68,9 @@ export function contactsBatchRoutes(
   const { config, normalizer, lookup, guard } = services;
   const max = config.batch.maxNumbers;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
-  // Never less than REQUEST_MAX_BODY_BYTES, which bounds every other body.
-  const limit = requestBodyLimit(Math.max(config.http.maxBodyBytes, 1024 + max * BYTES_PER_NUMBER));
   const app = new Hono<AppEnv>();
 
-  app.post(BATCH_ROUTE, routeDocs.batch, clientAuth(services.authenticateClient), limit, async (c: Context<AppEnv>) => {
+  app.post(BATCH_ROUTE, routeDocs.batch, clientAuth(services.authenticateClient), async (c: Context<AppEnv>) => {
     const numbers = readNumbers(await c.req.text(), max);
     const client = c.get('clientId');
     if (numbers.length > 0 && !guard.rate.allows(client)) {

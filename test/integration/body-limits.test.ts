@@ -105,6 +105,79 @@ describe('request body limits', () => {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  /** Sends `head` and then body bytes as fast as the socket takes them, for up to `ms`; what came back, and when. */
+  async function pushBody(head: string, ms: number) {
+    const { socket, received, closed } = await openSocket(stack.gateway.url);
+    socket.write(head);
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let written = 0;
+    let open = true;
+    void closed.then(() => (open = false));
+    const deadline = Date.now() + ms;
+    while (open && Date.now() < deadline) {
+      if (socket.write(chunk)) written += chunk.length;
+      else await new Promise((r) => setTimeout(r, 5));
+    }
+    socket.destroy();
+    await closed;
+    return { received: received(), written, closedByServer: Date.now() < deadline };
+  }
+
+  it('refuses an unauthenticated batch declaring 100 MiB with 413 before authentication, and reads none of it', async () => {
+    const sent = await pushBody(
+      'POST /v2/contacts/search/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n',
+      3000,
+    );
+    expect(sent.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(sent.received).toMatch(/connection: close/i);
+    expect(sent.closedByServer).toBe(true);
+    // Socket buffers on both sides hold a few MiB at most; 100 MiB were declared.
+    expect(sent.written).toBeLessThan(8 * MiB);
+  });
+
+  it('answers an unauthenticated batch within the bound 401 and closes the connection instead of reading the body', async () => {
+    const { socket, received, closed } = await openSocket(stack.gateway.url);
+    socket.write(
+      'POST /v2/contacts/search/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 6000\r\n\r\n{"numbers":[',
+    );
+    // The rest of the declared body never comes: the gateway must answer and close anyway.
+    const closedAfterMs = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 3000))]);
+    socket.destroy();
+    expect(received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(received()).toMatch(/connection: close/i);
+    expect(received()).toMatch(/www-authenticate: /i);
+    expect(closedAfterMs).toBeGreaterThan(0);
+  });
+
+  it('answers Expect: 100-continue with an oversized Content-Length 413 at once, without 100 Continue', async () => {
+    const { socket, received, closed } = await openSocket(stack.gateway.url);
+    socket.write(
+      'POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\nContent-Length: 104857600\r\n\r\n',
+    );
+    const closedAfterMs = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 3000))]);
+    socket.destroy();
+    expect(received()).not.toMatch(/100 Continue/);
+    expect(received()).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received()).toMatch(/content-type: application\/problem\+json/i);
+    expect(closedAfterMs).toBeGreaterThan(0);
+  });
+
+  it('answers Expect: 100-continue with a body within the bound 100 Continue, then the login', async () => {
+    const body = 'grant_type=client_credentials&client_id=crm&client_secret=wrong';
+    const { socket, received } = await openSocket(stack.gateway.url);
+    socket.write(
+      `POST /token/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    const deadline = Date.now() + 3000;
+    while (!received().includes('100 Continue') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    socket.write(body);
+    while (!/\r\n\r\n[\s\S]*HTTP\/1\.1 401[\s\S]*\r\n\r\n/.test(received()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    socket.destroy();
+    expect(received()).toMatch(/HTTP\/1\.1 401 /);
+  });
+
   it('refuses request headers over Node’s 16 KiB with 431', async () => {
     const res = await rawRequest(
       stack.gateway.url,

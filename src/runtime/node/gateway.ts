@@ -8,7 +8,7 @@ import { createSearchHitPath } from '../../routes/search-hit-path.js';
 import { createNodeDocsAssets } from './docs-assets.js';
 import { withSearchHitPath } from './hit-path.js';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../app.js';
+import { bodyBoundOf, createApp } from '../../app.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
 import type { Logger } from '../../observability/logger.js';
@@ -25,6 +25,7 @@ import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
+import { answerExpectContinue } from './expect-continue.js';
 
 export interface NodeGatewayOptions {
   /** False: every request goes through the Hono app (tests compare both paths). */
@@ -126,6 +127,10 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const app = createApp(services);
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
+  const handler =
+    options.hitPath === false
+      ? listener
+      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest);
   const server = createServer(
     {
       // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
@@ -134,10 +139,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       requestTimeout: config.http.requestTimeoutSeconds * 1000,
       connectionsCheckingInterval: 1000,
     },
-    options.hitPath === false
-      ? listener
-      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest),
+    handler,
   );
+  answerExpectContinue(server, handler, bodyBoundOf(config));
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = config.http.maxConnections;
   try {
