@@ -184,6 +184,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     tokens: gatewayTokens,
     // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
     basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
+    logger,
+    isRegistered: clients.has,
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
   });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });

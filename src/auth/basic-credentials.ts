@@ -14,7 +14,10 @@ export interface CredentialThrottle {
 }
 
 export type BasicVerdict =
-  { clientId: string } | { refused: 'invalid' } | { refused: 'throttled'; retryAfterSeconds: number };
+  | { clientId: string }
+  /** `claimedId`: the id the credentials named, when they could be decoded. */
+  | { refused: 'invalid'; claimedId?: string }
+  | { refused: 'throttled'; retryAfterSeconds: number };
 
 export interface BasicCredentials {
   /** Checks the base64 part of `Authorization: Basic ...` for the caller at `address`. */
@@ -66,7 +69,7 @@ export function createBasicCredentials(options: BasicCredentialsOptions): BasicC
       const attempt = throttle === undefined ? undefined : await throttle.begin(pair.id, address);
       if (attempt !== undefined && !attempt.allowed)
         return { refused: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds };
-      if (!(await clients.authenticate(pair.id, pair.secret))) return INVALID;
+      if (!(await clients.authenticate(pair.id, pair.secret))) return { refused: 'invalid', claimedId: pair.id };
       await attempt?.succeeded();
       remembered.set(encoded, pair.id);
       return { clientId: pair.id };

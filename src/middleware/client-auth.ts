@@ -4,7 +4,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BasicCredentials } from '../auth/basic-credentials.js';
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
+import { logLoginFailed } from '../auth/login-failure.js';
 import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
 
 export type ClientAuthResult = { clientId: string } | { refused: GatewayError };
 
@@ -16,6 +18,9 @@ export interface ClientAuthOptions {
   basic: BasicCredentials;
   /** The caller's address as the failed-login throttle counts it (trusted-proxy aware). */
   addressOf: (c: Context<AppEnv>) => string | undefined;
+  /** Failed Basic logins are logged as failed form logins are. */
+  logger: Logger;
+  isRegistered: (clientId: string) => boolean;
 }
 
 /** Both schemes are offered: a client without credentials learns it may use either. */
@@ -57,6 +62,7 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
         }),
       };
     }
+    logLoginFailed(options.logger, options.isRegistered, verdict.claimedId, 'basic');
     return unauthorized('Unknown client or wrong secret.');
   };
 }

@@ -1,4 +1,5 @@
 // POST /token/login: the upstream's own client-credentials endpoint, issuing gateway tokens to internal clients.
+import { logLoginFailed } from '../auth/login-failure.js';
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
@@ -53,12 +54,7 @@ export function tokenLoginRoutes(
       });
     }
     if (!(await services.clients.authenticate(clientId, clientSecret))) {
-      // The id only when it is registered: an unknown one may be a secret pasted into the wrong field.
-      const known = services.clients.has(clientId);
-      logger.warn(
-        { event: 'login_failed', reason: 'invalid_client', knownClient: known, clientId: known ? clientId : undefined },
-        'login failed',
-      );
+      logLoginFailed(logger, services.clients.has, clientId, 'form');
       throw oauthError('unauthorized', 'invalid_client', 'Unknown client or wrong secret.');
     }
     await attempt.succeeded();

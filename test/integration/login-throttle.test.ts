@@ -2,6 +2,7 @@
 // Retry-After, logged with the client id and never the secret; the same client from another address still logs in.
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuth } from '../helpers/pbx.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
 interface Attempt {
@@ -98,5 +99,31 @@ describe('login brute force', () => {
     expect(text).not.toContain('a-wrong-secret-123');
     expect(text).not.toContain('another-wrong-secret-456');
     expect(text).not.toContain('203.0.113.7');
+  });
+
+  it('logs a failed HTTP Basic login on the search and CNAM routes exactly as a failed form login', async () => {
+    const before = stack.logs.length;
+    for (const path of ['/v2/contacts/search?what=%2B442079460001', '/v2/contacts/cnam?what=%2B442079460001']) {
+      const res = await fetch(`${stack.gateway.url}${path}`, {
+        headers: { authorization: basicAuth('ops', 'basic-wrong-789') },
+      });
+      expect(res.status).toBe(401);
+    }
+    const unknown = await fetch(`${stack.gateway.url}/v2/contacts/search?what=%2B442079460001`, {
+      headers: { authorization: basicAuth('no-such-client', 'basic-wrong-000') },
+    });
+    expect(unknown.status).toBe(401);
+    const lines = stack.logs.slice(before).filter((l) => l.fields.event === 'login_failed');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({
+      level: 'warn',
+      fields: { clientId: 'ops', reason: 'invalid_client', scheme: 'basic' },
+    });
+    expect(lines[1]).toMatchObject({ fields: { clientId: 'ops', scheme: 'basic' } });
+    expect(lines[2]!.fields).toMatchObject({ knownClient: false, scheme: 'basic' });
+    expect(lines[2]!.fields.clientId).toBeUndefined();
+    const text = JSON.stringify(stack.logs.slice(before));
+    expect(text).not.toContain('basic-wrong-789');
+    expect(text).not.toContain('no-such-client');
   });
 });
