@@ -28,6 +28,12 @@ function configErrorOf(problems: ConfigProblem[]): ConfigError {
   return new ConfigError(first!.variable, first!.problem, more);
 }
 
+/**
+ * Caller ids the gateway uses for itself: `console` (the web console's searches, its quota and metrics label) and
+ * `gateway` (reads that name no caller). A registered client under one of them would spend their budgets.
+ */
+export const RESERVED_CLIENT_IDS: readonly string[] = ['console', 'gateway'];
+
 const UPSTREAM_VARS = [
   'UPSTREAM_AUTH_URL',
   'UPSTREAM_BASE_URL',
@@ -377,6 +383,18 @@ export function parseConfig(env: EnvSource): Config {
   }
   if (upstream && e.GATEWAY_CLIENTS.size === 0) {
     problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
+  }
+  for (const [variable, ids] of [
+    ['GATEWAY_CLIENTS', [...e.GATEWAY_CLIENTS.keys()]],
+    ['GATEWAY_ADMIN_CLIENTS', e.GATEWAY_ADMIN_CLIENTS],
+  ] as const) {
+    const reserved = ids.filter((id) => RESERVED_CLIENT_IDS.includes(id));
+    if (reserved.length > 0) {
+      problems.push({
+        variable,
+        problem: `${reserved.map((id) => `"${id}"`).join(', ')} ${reserved.length > 1 ? 'are ids' : 'is an id'} the gateway reserves for itself (${RESERVED_CLIENT_IDS.join(', ')}): choose another client id`,
+      });
+    }
   }
   const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find(
     (id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id),

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { ConfigError, parseConfig, RESERVED_CLIENT_IDS } from '../src/config.js';
+import { CONSOLE_CALLER } from '../src/console/console-routes.js';
+import { CONSOLE_CLIENT } from '../src/guard/cost-guard.js';
+import { UNNAMED_CALLER } from '../src/lookup/lookup-cache.js';
 
 const full = {
   UPSTREAM_AUTH_URL: 'https://auth.example.test/',
@@ -103,6 +106,24 @@ describe('configuration', () => {
       'UPSTREAM_CLIENT_SECRET',
       'GATEWAY_ADMIN_CLIENTS',
     ]);
+  });
+
+  it('refuses the ids the gateway reserves for itself in GATEWAY_CLIENTS and GATEWAY_ADMIN_CLIENTS, one line each', () => {
+    const err = errorOf({
+      ...full,
+      GATEWAY_CLIENTS: `crm:${'a'.repeat(64)},console:${'c'.repeat(64)},gateway:${'d'.repeat(64)}`,
+      GATEWAY_ADMIN_CLIENTS: 'console',
+    });
+    expect(err.message.split('\n')).toEqual([
+      'configuration error: GATEWAY_CLIENTS: "console", "gateway" are ids the gateway reserves for itself (console, gateway): choose another client id',
+      'configuration error: GATEWAY_ADMIN_CLIENTS: "console" is an id the gateway reserves for itself (console, gateway): choose another client id',
+    ]);
+  });
+
+  it('reserves every caller id the gateway itself uses', () => {
+    expect(RESERVED_CLIENT_IDS).toContain(CONSOLE_CLIENT);
+    expect(RESERVED_CLIENT_IDS).toContain(CONSOLE_CALLER.client);
+    expect(RESERVED_CLIENT_IDS).toContain(UNNAMED_CALLER.client);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {
