@@ -162,6 +162,7 @@ describe('cost guard configuration', () => {
       maxConcurrency: 32,
       maxQueue: 256,
       cooldownSeconds: 30,
+      cooldownMaxSeconds: 3600,
       breakerFailures: 5,
       breakerOpenSeconds: 10,
       onStoreError: 'memory',
