@@ -330,6 +330,9 @@ export interface GuardConfig {
   onStoreError: 'memory' | 'open' | 'closed';
 }
 
+/** Every variable the configuration reads. */
+export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+
 /** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
 export function parseConfig(env: EnvSource): Config {
   const input: EnvSource = {};

@@ -10,7 +10,8 @@ import { withSearchHitPath } from './hit-path.js';
 import type { AddressInfo } from 'node:net';
 import { bodyBoundOf, createApp } from '../../app.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
+import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
+import { unknownSettingLine, unknownSettings } from '../../unknown-settings.js';
 import type { Logger } from '../../observability/logger.js';
 import { metricSourcesOf } from '../../metric-sources.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
@@ -68,6 +69,12 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
 
   const logger = options.logger ?? createNodeLogger(config.log.level);
+  for (const unknown of unknownSettings(env, SETTING_NAMES)) {
+    logger.warn(
+      { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
+      unknownSettingLine(unknown),
+    );
+  }
   const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics(clock);

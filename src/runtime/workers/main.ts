@@ -19,6 +19,7 @@ import { createWorkerCounterStore } from './counter-store.js';
 import { createConsoleLogger } from './logger.js';
 import { createRequestScopes } from './request-scope.js';
 import { readWorkerSettings } from './settings.js';
+import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
 import type { ExecutionContext } from './bindings.js';
 
@@ -45,6 +46,12 @@ export async function createWorkerGateway(
   const settings = readWorkerSettings(env);
   const { config } = settings;
   const logger = createConsoleLogger(config.log.level);
+  for (const unknown of settings.unknown) {
+    logger.warn(
+      { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
+      unknownSettingLine(unknown),
+    );
+  }
   const scopes = createRequestScopes();
   // Per isolate, without Node's default process metrics (they fail in workerd). METRICS_PORT has no meaning here.
   const metrics = createMetrics({ registry: new Registry(), clock: systemClock });

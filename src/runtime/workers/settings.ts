@@ -1,7 +1,8 @@
 // Reads the Worker's bindings: the shared configuration (same names as on Node) plus the Workers-only settings
 // and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
 import { z } from 'zod';
-import { ConfigError, parseConfig, type Config, type EnvSource } from '../../config.js';
+import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
+import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
   AnalyticsEngineDataset,
   CounterObjectRpc,
@@ -23,6 +24,8 @@ export interface WorkerSettings {
   tokenObjects: DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined;
   counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
   analytics: AnalyticsEngineDataset | undefined;
+  /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
+  unknown: UnknownSetting[];
 }
 
 const schema = z.object({
@@ -75,7 +78,13 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
     throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
   }
+  const unknown = unknownSettings(strings, [
+    ...SETTING_NAMES,
+    ...Object.keys(schema.shape),
+    ...Object.values(BINDINGS),
+  ]);
   return {
+    unknown,
     // The shared stores' deadline (REDIS_TIMEOUT_MS on Node) is the Durable Object one here: a round trip to an
     // object in another region takes far longer than one to a Redis beside the replicas.
     config: {
