@@ -28,7 +28,7 @@ export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
     );
   } catch (err) {
     // Type errors still emit JavaScript; only a build that produced no entry point is a failure here.
-    if (!existsSync(join(dir, 'dist', 'runtime', 'node.js'))) throw err;
+    if (!existsSync(join(dir, 'dist', 'runtime', 'node', 'main.js'))) throw err;
   }
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

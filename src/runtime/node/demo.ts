@@ -46,3 +46,16 @@ export async function startDemo(env: EnvSource): Promise<DemoSetup> {
     close: simulator.close,
   };
 }
+
+/**
+ * The shell lines printed for a newcomer to paste: a login, then a search with its token. A failed login stops
+ * there and says so with the gateway's answer (curl --fail-with-body), instead of searching with an error as token.
+ */
+export function demoCommands(base: string, clientId: string, clientSecret: string): string[] {
+  return [
+    `  LOGIN=$(curl -sS --fail-with-body -X POST ${base}/token/login -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret}) \\`,
+    `    && TOKEN=$(printf '%s' "$LOGIN" | sed -nE 's/.*"access_token":"([^"]+)".*/\\1/p') \\`,
+    `    && curl -sS --fail-with-body "${base}/v2/contacts/search?what=020%207946%200001" -H "Authorization: Bearer $TOKEN" \\`,
+    `    || { echo "failed: $LOGIN" >&2; false; }`,
+  ];
+}

@@ -1,5 +1,6 @@
 // The Node entry point: reads process.env, starts the gateway, prints the demo walk-through, stops on signals.
 import { ConfigError } from '../../config.js';
+import { demoCommands } from './demo.js';
 import { startNodeGateway } from './gateway.js';
 
 async function main(): Promise<void> {
@@ -16,8 +17,7 @@ async function main(): Promise<void> {
         `  console:            ${base}/console`,
         '',
         'Try it (paste into a shell):',
-        `  TOKEN=$(curl -s -X POST ${base}/token/login -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
-        `  curl -s "${base}/v2/contacts/search?what=020%207946%200001" -H "Authorization: Bearer $TOKEN"`,
+        ...demoCommands(base, clientId, clientSecret),
         '',
       ].join('\n'),
     );
