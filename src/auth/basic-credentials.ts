@@ -35,6 +35,9 @@ export interface BasicCredentialsOptions {
 
 const INVALID: BasicVerdict = { refused: 'invalid' };
 
+/** `Authorization: Basic <token68>`; the one parser of the scheme's header. */
+export const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i;
+
 /** `id:secret` from the base64 of a Basic header, or undefined when it is not one. */
 export function decodeBasic(encoded: string): { id: string; secret: string } | undefined {
   let text: string;

@@ -59,8 +59,9 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
     },
     TokenRequest: {
       type: 'object',
-      description: "The upstream's own client-credentials grant, form-encoded.",
-      required: ['grant_type', 'client_id', 'client_secret'],
+      description:
+        "The upstream's own client-credentials grant, form-encoded. `client_id` and `client_secret` are left out when the client sends them as HTTP Basic instead.",
+      required: ['grant_type'],
       properties: {
         grant_type: { type: 'string', enum: ['client_credentials'] },
         client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },

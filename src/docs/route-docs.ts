@@ -109,9 +109,10 @@ export const routeDocs = {
     tags: ['Token'],
     summary: 'Obtain a gateway token (client-credentials grant)',
     description:
-      "The upstream's own token endpoint, answered by the gateway for the clients in GATEWAY_CLIENTS: an existing client only changes its base URL.",
+      "The upstream's own token endpoint, answered by the gateway for the clients in GATEWAY_CLIENTS: an existing client only changes its base URL. The client id and secret come as the form fields `client_id` and `client_secret` (as the upstream has them), or as HTTP Basic (`client_secret_basic`, RFC 6749 section 2.3.1), never both.",
     operationId: 'tokenLogin',
-    security: ANONYMOUS,
+    // The form fields need no Authorization header; HTTP Basic is the other way to send the same credentials.
+    security: [{}, { clientBasic: [] }],
     requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
     responses: {
       200: {

@@ -2,7 +2,7 @@
 // credentials (a dialplan cannot log in first). The refusal is a GatewayError for the route to render.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
-import type { BasicCredentials } from '../auth/basic-credentials.js';
+import { BASIC, type BasicCredentials } from '../auth/basic-credentials.js';
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
 import { logLoginFailed } from '../auth/login-failure.js';
 import { GatewayError } from '../errors.js';
@@ -27,7 +27,6 @@ export interface ClientAuthOptions {
 export const CLIENT_CHALLENGE = 'Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"';
 const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
-const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i;
 
 const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): ClientAuthResult => ({
   refused: new GatewayError('unauthorized', detail, { headers: { 'www-authenticate': challenge } }),

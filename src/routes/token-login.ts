@@ -4,12 +4,44 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
+import { BASIC, decodeBasic } from '../auth/basic-credentials.js';
 import { GatewayError } from '../errors.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import type { Services } from '../services.js';
 
+/** RFC 6749 section 5.2 with RFC 9110's challenge on a 401: the token endpoint takes client_secret_basic. */
+export const TOKEN_ENDPOINT_CHALLENGE = 'Basic realm="callerid-gateway", charset="UTF-8"';
+
 function oauthError(code: 'bad_request' | 'unauthorized', error: string, description: string): GatewayError {
-  return new GatewayError(code, description, { extensions: { error, error_description: description } });
+  return new GatewayError(code, description, {
+    extensions: { error, error_description: description },
+    headers: code === 'unauthorized' ? { 'www-authenticate': TOKEN_ENDPOINT_CHALLENGE } : {},
+  });
+}
+
+/**
+ * Client credentials from `Authorization: Basic` (RFC 6749 section 2.3.1: id and secret each form-urlencoded, then
+ * joined by a colon), or undefined when the header is absent. A header that is not readable Basic is a 401.
+ */
+function basicClient(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
+  if (header === undefined) return undefined;
+  const encoded = BASIC.exec(header);
+  const pair = encoded ? decodeBasic(encoded[1]!) : undefined;
+  if (pair === undefined)
+    throw oauthError(
+      'unauthorized',
+      'invalid_client',
+      'Use Authorization: Basic <base64 of client-id:secret>, or the form fields.',
+    );
+  return { clientId: formDecoded(pair.id), clientSecret: formDecoded(pair.secret) };
+}
+
+function formDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
+  }
 }
 
 export function tokenLoginRoutes(
@@ -31,8 +63,17 @@ export function tokenLoginRoutes(
       return values[0] ?? '';
     };
     const grantType = field('grant_type');
-    const clientId = field('client_id');
-    const clientSecret = field('client_secret');
+    const basic = basicClient(c.req.header('authorization'));
+    if (basic !== undefined && (form.has('client_id') || form.has('client_secret'))) {
+      // RFC 6749 section 2.3: a client uses one authentication method per request.
+      throw oauthError(
+        'bad_request',
+        'invalid_request',
+        'Send the client credentials either as HTTP Basic or as the form fields "client_id" and "client_secret", not both.',
+      );
+    }
+    const clientId = basic?.clientId ?? field('client_id');
+    const clientSecret = basic?.clientSecret ?? field('client_secret');
     if (!grantType) throw oauthError('bad_request', 'invalid_request', 'The field "grant_type" is required.');
     if (grantType !== 'client_credentials') {
       throw oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
@@ -54,7 +95,7 @@ export function tokenLoginRoutes(
       });
     }
     if (!(await services.clients.authenticate(clientId, clientSecret))) {
-      logLoginFailed(logger, services.clients.has, clientId, 'form');
+      logLoginFailed(logger, services.clients.has, clientId, basic === undefined ? 'form' : 'basic');
       throw oauthError('unauthorized', 'invalid_client', 'Unknown client or wrong secret.');
     }
     await attempt.succeeded();

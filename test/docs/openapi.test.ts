@@ -71,7 +71,8 @@ describe('the OpenAPI document', () => {
     }
     expect(security('/admin/usage', 'get')).toEqual([{ gatewayToken: [] }]);
     expect(security('/console/v2/contacts/search', 'get')).toEqual([]);
-    expect(security('/token/login', 'post')).toEqual([]);
+    // The form fields need no header; HTTP Basic is the other way (client_secret_basic).
+    expect(security('/token/login', 'post')).toEqual([{}, { clientBasic: [] }]);
   });
 
   it('documents every problem type it lists, each one resolving to an entry of /docs/problems', async () => {

@@ -65,7 +65,44 @@ describe('gateway over real sockets', () => {
       ]) {
         const res = await login(fields);
         expect(res.status).toBe(401);
+        // RFC 9110 section 11.6.1: a 401 carries a challenge; the token endpoint's is HTTP Basic.
+        expect(res.headers.get('www-authenticate')).toBe('Basic realm="callerid-gateway", charset="UTF-8"');
         expect(await problem(res)).toMatchObject({ error: 'invalid_client' });
+      }
+    });
+
+    const basicLogin = (id: string, secret: string, fields: Record<string, string> = {}) =>
+      fetch(`${stack.gateway.url}/token/login`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', ...fields }).toString(),
+      });
+
+    it('takes the client credentials as HTTP Basic (client_secret_basic, RFC 6749 section 2.3.1)', async () => {
+      const res = await basicLogin('crm', CLIENTS.crm);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ token_type: 'Bearer', clientId: 'crm' });
+      const wrong = await basicLogin('crm', 'wrong');
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic /);
+      expect(await problem(wrong)).toMatchObject({ error: 'invalid_client' });
+      const malformed = await fetch(`${stack.gateway.url}/token/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic !!!' },
+        body: 'grant_type=client_credentials',
+      });
+      expect(malformed.status).toBe(401);
+      expect(malformed.headers.get('www-authenticate')).toMatch(/^Basic /);
+    });
+
+    it('answers 400 invalid_request for credentials as Basic and in the form at once', async () => {
+      for (const fields of [{ client_id: 'crm', client_secret: CLIENTS.crm }, { client_id: 'crm' }]) {
+        const res = await basicLogin('crm', CLIENTS.crm, fields);
+        expect(res.status).toBe(400);
+        expect(await problem(res)).toMatchObject({ error: 'invalid_request' });
       }
     });
 

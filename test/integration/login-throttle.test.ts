@@ -101,6 +101,24 @@ describe('login brute force', () => {
     expect(text).not.toContain('203.0.113.7');
   });
 
+  it('throttles failed Basic logins at the token endpoint as failed form logins, in one budget', async () => {
+    const basic = (secret: string) =>
+      undiciFetch(`${stack.gateway.url}/token/login`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: basicAuth('crm', secret),
+          'x-forwarded-for': '203.0.113.9',
+        },
+        body: 'grant_type=client_credentials',
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await basic('wrong-basic')).status);
+    for (let i = 0; i < 2; i++) statuses.push((await login(stack, '203.0.113.9', 'crm', 'wrong-form')).status);
+    statuses.push((await basic(CLIENTS.crm)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+
   it('logs a failed HTTP Basic login on the search and CNAM routes exactly as a failed form login', async () => {
     const before = stack.logs.length;
     for (const path of ['/v2/contacts/search?what=%2B442079460001', '/v2/contacts/cnam?what=%2B442079460001']) {
