@@ -191,10 +191,14 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
     if (response) c.res = response;
     else await next();
 
-    state ??= await consoleLimiter.peek(address);
     const headers = c.res.headers;
-    for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy)))
-      headers.set(name, value);
+    // Only a search is limited, so only a search says where it stands: the page, assets and 404s touch no
+    // shared store (each would otherwise cost a round trip to Redis or a Durable Object).
+    if (kind === 'search' && c.req.method === 'GET') {
+      state ??= await consoleLimiter.peek(address);
+      for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy)))
+        headers.set(name, value);
+    }
     headers.set('content-security-policy', CONTENT_SECURITY_POLICY);
     headers.set('x-content-type-options', 'nosniff');
     headers.set('referrer-policy', 'no-referrer');

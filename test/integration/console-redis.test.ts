@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { consoleSearch } from '../console/console-client.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -145,5 +145,36 @@ describe.skipIf(!redisServer)('console rate limits when Redis comes back', () =>
     }
     expect(status).toBe(200);
     expect((await redisKeys(`callerid:ctr:${prefix}*`, redis.url)).length).toBeGreaterThan(0);
+  });
+});
+
+describe.skipIf(!redisServer)('console requests that are not a search', () => {
+  let redis: OwnRedis | undefined;
+  const cleanups: (() => void)[] = [];
+  afterAll(async () => {
+    cleanups.forEach((f) => f());
+    await redis?.stop();
+  });
+
+  it('touch no shared store: the page, assets, 404s and other methods cost no Redis command', async () => {
+    redis = await startOwnRedis();
+    const s = await start({ REDIS_URL: redis.url });
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    cleanups.push(() => client.disconnect());
+    // Each reading is one command of its own (INFO); the difference of two readings counts the gateway's.
+    const commands = async () => Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))![1]);
+    // One search first: whatever the limiter sets up on first use is done before counting.
+    expect((await consoleSearch(s.gateway.url, NUMBER)).status).toBe(200);
+    const before = await commands();
+    const paths = ['/console', '/console/app.js', '/console/nothing-here', '/console/v2/other', '/console/admin'];
+    for (let i = 0; i < 8; i++) {
+      for (const path of paths) await fetch(`${s.gateway.url}${path}`, { headers: DESKTOP_HEADERS });
+    }
+    const after = await commands();
+    // 40 requests; the second INFO reading is the one command counted besides the gateway's.
+    expect(after - before).toBe(1);
+    // A search still counts in Redis.
+    expect((await consoleSearch(s.gateway.url, NUMBER)).status).toBe(200);
+    expect((await commands()) - after).toBeGreaterThan(1);
   });
 });
