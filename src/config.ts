@@ -236,105 +236,21 @@ const schema = z.object({
 
 type Parsed = z.output<typeof schema>;
 
-export interface UpstreamConfig {
-  authUrl: string;
-  baseUrl: string;
-  clientId: string;
-  clientSecret: string;
-  timeoutMs: number;
-  expiresInUnit: 'seconds' | 'milliseconds';
-  refreshAheadSeconds: number;
-  /** A bigger search or token answer is a 502, and is not read past this many bytes. */
-  maxBodyBytes: number;
-}
-
-export interface Config {
-  port: number;
-  host: string;
-  /** Null when none of the four upstream variables is set: demo mode (Node only). */
-  upstream: UpstreamConfig | null;
-  gatewayTokens: {
-    /** Undefined only in demo mode before the runtime fills it in. */
-    secret: string | undefined;
-    previousSecrets: string[];
-    ttlSeconds: number;
-  };
-  /** Client id to lowercase hex SHA-256 of its secret. */
-  clients: Map<string, string>;
-  adminClients: Set<string>;
-  defaultRegion: CountryCode | undefined;
-  console: {
-    provider: string | undefined;
-    rate: {
-      perAddress: number;
-      total: number;
-      windowSeconds: number;
-      onStoreError: 'memory' | 'open' | 'closed';
-      /** Prefix of the Redis keys, so several deployments can share one Redis. */
-      keyPrefix: string;
-    };
-  };
-  /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
-  upstreamBody: { resultsPath: string; providerPath: string; totalPath: string; providerNamePath: string };
-  redisUrl: string | undefined;
-  /** Shared state in Redis (REDIS_URL): key prefix (several deployments can share one Redis) and command timeout. */
-  redis: { keyPrefix: string; timeoutMs: number };
-  /** The cost guard (README "Cost control"). */
-  guard: GuardConfig;
-  trustProxyHops: number;
-  cache: {
-    maxBytes: number;
-    ttlSeconds: number;
-    negativeTtlSeconds: number;
-    staleWhileRevalidateSeconds: number;
-    staleIfErrorSeconds: number;
-  };
-  /** The lookup tier shared by replicas (REDIS_URL). */
-  sharedCache: {
-    /** How long a miss waits for another replica's upstream call for the same number; default UPSTREAM_TIMEOUT_MS. */
-    fillWaitMs: number;
-    /** Larger answers are kept per process only, never written to the shared tier. */
-    maxEntryBytes: number;
-  };
-  log: { level: Parsed['LOG_LEVEL']; hashKey: string | undefined };
-  metrics: { token: string | undefined; port: number };
-  shutdownTimeoutSeconds: number;
-  /** Bounds an outsider can push against (README, "Security"). */
-  http: { maxBodyBytes: number; headersTimeoutSeconds: number; requestTimeoutSeconds: number; maxConnections: number };
-  login: { failuresPerClient: number; failuresPerAddress: number; failureWindowSeconds: number };
-  /** How long a caller waits for a lookup by default (LOOKUP_DEADLINE_MS; UPSTREAM_TIMEOUT_MS when unset). */
-  lookupDeadlineMs: number;
-  /** GET /v2/contacts/cnam: the plain-text caller name for PBX dialplans. */
-  cnam: { deadlineMs: number; maxLength: number; fallback: string; displayNamePath: string };
-  /** POST /v2/contacts/search/batch. */
-  batch: { maxNumbers: number };
-  /** /docs and /openapi.json (DOCS_ENABLED); /docs/problems is always served. */
-  docs: { enabled: boolean };
-}
-
-export interface GuardConfig {
-  /** Authenticated searches per registered client per minute, every answer counting. */
-  ratePerMinute: number;
-  /** Upstream calls per caller per UTC day: the override of CLIENT_UPSTREAM_QUOTAS, else the default (registered clients only). */
-  quotaPerDay: number | undefined;
-  quotas: Map<string, number>;
-  /** Upstream calls per UTC day for all callers together, the console included. */
-  budgetPerDay: number | undefined;
-  maxConcurrency: number;
-  maxQueue: number;
-  cooldownSeconds: number;
-  /** The longest pause an upstream Retry-After may impose; longer, non-finite or unreadable values are capped. */
-  cooldownMaxSeconds: number;
-  breakerFailures: number;
-  breakerOpenSeconds: number;
-  onStoreError: 'memory' | 'open' | 'closed';
-}
+/**
+ * The validated configuration, typed from the schema through the mapping in {@link parseConfig}: one source, no
+ * hand-written copy of its shape.
+ */
+export type Config = ReturnType<typeof parseConfig>;
+/** The upstream's addresses and credentials; null in {@link Config} when none is set (demo mode, Node only). */
+export type UpstreamConfig = NonNullable<Config['upstream']>;
+/** The cost guard (docs/cost-control.md). */
+export type GuardConfig = Config['guard'];
 
 /** Every variable the configuration reads. */
 export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
 
 /** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
-export function parseConfig(env: EnvSource): Config {
+export function parseConfig(env: EnvSource) {
   const input: EnvSource = {};
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];
@@ -365,7 +281,8 @@ export function parseConfig(env: EnvSource): Config {
       });
     }
   }
-  const upstream: UpstreamConfig | null =
+  // Null when none of the four upstream variables is set: demo mode (Node only).
+  const upstream =
     present.length !== UPSTREAM_VARS.length
       ? null
       : {
@@ -376,6 +293,7 @@ export function parseConfig(env: EnvSource): Config {
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
           expiresInUnit: e.UPSTREAM_TOKEN_EXPIRES_IN_UNIT,
           refreshAheadSeconds: e.UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS,
+          /** A bigger search or token answer is a 502, and is not read past this many bytes. */
           maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
         };
   if (upstream && !e.GATEWAY_TOKEN_SECRET) {
@@ -435,10 +353,12 @@ export function parseConfig(env: EnvSource): Config {
     host: e.HOST,
     upstream,
     gatewayTokens: {
+      /** Undefined only in demo mode before the runtime fills it in. */
       secret: e.GATEWAY_TOKEN_SECRET,
       previousSecrets: e.GATEWAY_TOKEN_PREVIOUS_SECRETS,
       ttlSeconds: e.GATEWAY_TOKEN_TTL_SECONDS,
     },
+    /** Client id to lowercase hex SHA-256 of its secret. */
     clients: e.GATEWAY_CLIENTS,
     adminClients: new Set(e.GATEWAY_ADMIN_CLIENTS),
     defaultRegion: e.DEFAULT_REGION,
@@ -449,9 +369,11 @@ export function parseConfig(env: EnvSource): Config {
         total: e.CONSOLE_RATE_TOTAL,
         windowSeconds: e.CONSOLE_RATE_WINDOW_SECONDS,
         onStoreError: e.CONSOLE_RATE_ON_STORE_ERROR,
+        /** Prefix of the Redis keys, so several deployments can share one Redis. */
         keyPrefix: e.CONSOLE_RATE_KEY_PREFIX,
       },
     },
+    /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
     upstreamBody: {
       resultsPath: e.UPSTREAM_RESULTS_PATH,
       providerPath: e.UPSTREAM_PROVIDER_PATH,
@@ -459,15 +381,20 @@ export function parseConfig(env: EnvSource): Config {
       providerNamePath: e.UPSTREAM_PROVIDER_NAME_PATH,
     },
     redisUrl: e.REDIS_URL,
+    /** Shared state in Redis: key prefix (several deployments can share one Redis) and command timeout. */
     redis: { keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
     guard: {
+      /** Authenticated searches per registered client per minute, every answer counting. */
       ratePerMinute: e.CLIENT_RATE_PER_MINUTE,
+      /** Upstream calls per caller per UTC day: the override of CLIENT_UPSTREAM_QUOTAS, else this default. */
       quotaPerDay: e.CLIENT_UPSTREAM_QUOTA_PER_DAY,
       quotas: e.CLIENT_UPSTREAM_QUOTAS,
+      /** Upstream calls per UTC day for all callers together, the console included. */
       budgetPerDay: e.UPSTREAM_BUDGET_PER_DAY,
       maxConcurrency: e.UPSTREAM_MAX_CONCURRENCY,
       maxQueue: e.UPSTREAM_MAX_QUEUE,
       cooldownSeconds: e.UPSTREAM_COOLDOWN_SECONDS,
+      /** The longest pause an upstream Retry-After may impose; longer, non-finite or unreadable values are capped. */
       cooldownMaxSeconds: e.UPSTREAM_COOLDOWN_MAX_SECONDS,
       breakerFailures: e.UPSTREAM_BREAKER_FAILURES,
       breakerOpenSeconds: e.UPSTREAM_BREAKER_OPEN_SECONDS,
@@ -482,12 +409,15 @@ export function parseConfig(env: EnvSource): Config {
       staleIfErrorSeconds: e.CACHE_STALE_IF_ERROR_SECONDS,
     },
     sharedCache: {
+      /** How long a miss waits for another replica's upstream call for the same number; default UPSTREAM_TIMEOUT_MS. */
       fillWaitMs: e.CACHE_SHARED_FILL_WAIT_MS < 0 ? e.UPSTREAM_TIMEOUT_MS : e.CACHE_SHARED_FILL_WAIT_MS,
+      /** Larger answers are kept per process only, never written to the shared tier. */
       maxEntryBytes: e.CACHE_SHARED_MAX_ENTRY_BYTES,
     },
     log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+    /** Bounds an outsider can push against (docs/security.md). */
     http: {
       maxBodyBytes: e.REQUEST_MAX_BODY_BYTES,
       headersTimeoutSeconds: e.HTTP_HEADERS_TIMEOUT_SECONDS,

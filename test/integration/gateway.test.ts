@@ -99,7 +99,8 @@ describe('gateway over real sockets', () => {
     });
 
     it('answers 400 invalid_request for credentials as Basic and in the form at once', async () => {
-      for (const fields of [{ client_id: 'crm', client_secret: CLIENTS.crm }, { client_id: 'crm' }]) {
+      const both: Record<string, string>[] = [{ client_id: 'crm', client_secret: CLIENTS.crm }, { client_id: 'crm' }];
+      for (const fields of both) {
         const res = await basicLogin('crm', CLIENTS.crm, fields);
         expect(res.status).toBe(400);
         expect(await problem(res)).toMatchObject({ error: 'invalid_request' });
