@@ -44,6 +44,9 @@ const schema = z.object({
   LOOKUP_CACHE_API: z.enum(['on', 'off']).default('on'),
 });
 
+/** The settings only the Worker reads, besides the shared ones. */
+export const WORKER_SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+
 export function stringBindings(env: Record<string, unknown>): EnvSource {
   const out: EnvSource = {};
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
