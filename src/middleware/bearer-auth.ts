@@ -2,6 +2,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
+import { bearerToken } from '../auth/bearer.js';
 import { GatewayError } from '../errors.js';
 
 const REALM = 'Bearer realm="callerid-gateway"';
@@ -18,8 +19,8 @@ export function bearerAuth(options: { tokens: GatewayTokens }): MiddlewareHandle
         },
       );
     }
-    const match = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i.exec(header);
-    const verified = match ? await options.tokens.verify(match[1]!) : null;
+    const token = bearerToken(header);
+    const verified = token === undefined ? null : await options.tokens.verify(token);
     if (!verified) {
       throw new GatewayError('unauthorized', 'The access token is missing, invalid or expired.', {
         headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },

@@ -4,6 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { BASIC, type BasicCredentials } from '../auth/basic-credentials.js';
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
+import { bearerToken, isBearerScheme } from '../auth/bearer.js';
 import { logLoginFailed } from '../auth/login-failure.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,8 +26,6 @@ export interface ClientAuthOptions {
 
 /** Both schemes are offered: a client without credentials learns it may use either. */
 export const CLIENT_CHALLENGE = 'Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"';
-const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
-const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
 
 const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): ClientAuthResult => ({
   refused: new GatewayError('unauthorized', detail, { headers: { 'www-authenticate': challenge } }),
@@ -40,9 +39,9 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
       return unauthorized(
         'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',
       );
-    if (BEARER_SCHEME.test(header)) {
-      const bearer = BEARER.exec(header);
-      const verified = bearer === null ? null : await tokens.verify(bearer[1]!);
+    if (isBearerScheme(header)) {
+      const token = bearerToken(header);
+      const verified = token === undefined ? null : await tokens.verify(token);
       if (verified) return { clientId: verified.clientId };
       return unauthorized(
         'The access token is missing, invalid or expired.',

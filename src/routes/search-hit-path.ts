@@ -3,6 +3,7 @@
 // answers when every step is already known to succeed (token verified before, spelling seen before, fresh
 // entry), so errors, misses and stale entries always take the app's one code path.
 import type { LookupNote } from '../app-env.js';
+import { bearerToken } from '../auth/bearer.js';
 import type { Services } from '../services.js';
 import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import { lookupHeaders } from './contacts-search.js';
@@ -26,7 +27,6 @@ export type SearchHitPath = (
 
 // The rules of hono/request-id as the app configures it (64 characters of [A-Za-z0-9_=-]).
 const GOOD_REQUEST_ID = /^[\w\-=]{1,64}$/;
-const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
 const PREFIX = `${SEARCH_ROUTE}?`;
 
 /** The single `what` value of a query string decoded as Hono decodes it, or undefined for anything unusual. */
@@ -64,8 +64,8 @@ export function createSearchHitPath(
   return function searchHitPath(method, target, authorization, requestIdHeader) {
     if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
       return undefined;
-    const bearer = BEARER.exec(authorization);
-    const verified = bearer === null ? undefined : gatewayTokens.peek(bearer[1]!);
+    const token = bearerToken(authorization);
+    const verified = token === undefined ? undefined : gatewayTokens.peek(token);
     if (verified === undefined) return undefined;
     const raw = singleWhat(target.slice(PREFIX.length));
     const e164 = raw === undefined ? undefined : normalizer.peek(raw);
