@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // These run inside workerd: vitest.workers.config.ts (`npm run test:workerd`).
-    exclude: ['test/workerd/**', '**/node_modules/**'],
+    exclude: ['test/runtime/workers/vitest-pool/**', '**/node_modules/**'],
     environment: 'node',
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -3,7 +3,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { workerdBindings } from './test/workerd/workerd-env.js';
+import { workerdBindings } from './test/runtime/workers/vitest-pool/workerd-env.js';
 
 export default defineConfig({
   plugins: [
@@ -14,7 +14,7 @@ export default defineConfig({
       enforce: 'pre',
       resolveId: (id: string) =>
         id === 'process' || id === 'node:process'
-          ? fileURLToPath(new URL('./test/workerd/process-shim.cjs', import.meta.url))
+          ? fileURLToPath(new URL('./test/runtime/workers/vitest-pool/process-shim.cjs', import.meta.url))
           : null,
     },
     cloudflareTest(({ inject }) => ({
@@ -24,8 +24,8 @@ export default defineConfig({
     })),
   ],
   test: {
-    include: ['test/workerd/**/*.test.ts'],
-    globalSetup: ['test/workerd/simulator-global-setup.ts'],
+    include: ['test/runtime/workers/vitest-pool/**/*.test.ts'],
+    globalSetup: ['test/runtime/workers/vitest-pool/simulator-global-setup.ts'],
     // One simulator and one set of Durable Objects for all files: files run one after another.
     fileParallelism: false,
     testTimeout: 30_000,

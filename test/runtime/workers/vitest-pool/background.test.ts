@@ -2,8 +2,8 @@
 // after the response, and the upstream time a request spent is counted in its own scope only.
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { createRequestScopes } from '../../src/runtime/workers/request-scope.js';
-import { noopTelemetry } from '../../src/observability/telemetry.js';
+import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
+import { noopTelemetry } from '../../../../src/observability/telemetry.js';
 
 describe('Workers background work', () => {
   it('keeps work started during a request alive through that request’s ctx.waitUntil', async () => {

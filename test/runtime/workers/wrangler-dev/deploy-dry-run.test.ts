@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { wranglerPresent } from '../helpers/wrangler-dev.js';
+import { wranglerPresent } from '../../../helpers/wrangler-dev.js';
 
 const run = promisify(execFile);
 

@@ -3,11 +3,11 @@
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { inject } from 'vitest';
-import type { SimulatorFaults, SimulatorStats } from '../../src/simulator/app.js';
-import { createWorkerGateway, type WorkerGateway } from '../../src/runtime/workers/main.js';
-import type { CounterObjectRpc } from '../../src/runtime/workers/bindings.js';
-import type { UpstreamTokenObjectRpc } from '../../src/runtime/workers/bindings.js';
-import type { DurableObjectNamespace, ExecutionContext } from '../../src/runtime/workers/bindings.js';
+import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/app.js';
+import { createWorkerGateway, type WorkerGateway } from '../../../../src/runtime/workers/main.js';
+import type { CounterObjectRpc } from '../../../../src/runtime/workers/bindings.js';
+import type { UpstreamTokenObjectRpc } from '../../../../src/runtime/workers/bindings.js';
+import type { DurableObjectNamespace, ExecutionContext } from '../../../../src/runtime/workers/bindings.js';
 import { WORKERD_CLIENT, WORKERD_UPSTREAM } from './workerd-env.js';
 
 export const simulatorUrl = (): string => inject('simulatorUrl');

@@ -2,12 +2,12 @@
 // one login for every isolate, persisted across a restart, dropped only by its current generation.
 import { abortAllDurableObjects, reset } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createWorkerTokenStore } from '../../src/runtime/workers/token-store.js';
-import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
-import type { TokenStore } from '../../src/shared-state/token-store.js';
-import { RefreshFailure } from '../../src/upstream/token-endpoint.js';
-import type { DurableObjectNamespace } from '../../src/runtime/workers/bindings.js';
-import type { UpstreamTokenObjectRpc } from '../../src/runtime/workers/bindings.js';
+import { createWorkerTokenStore } from '../../../../src/runtime/workers/token-store.js';
+import { StoreUnavailableError } from '../../../../src/shared-state/store-unavailable.js';
+import type { TokenStore } from '../../../../src/shared-state/token-store.js';
+import { RefreshFailure } from '../../../../src/upstream/token-endpoint.js';
+import type { DurableObjectNamespace } from '../../../../src/runtime/workers/bindings.js';
+import type { UpstreamTokenObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import { simulator, tokenObjects, UPSTREAM_CLIENT_ID } from './control.js';
 
 const ANY = { newerThan: null, validForMs: 60_000, waitMs: 1_000 };

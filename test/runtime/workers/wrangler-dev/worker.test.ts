@@ -1,13 +1,13 @@
 // The Worker build in real workerd (wrangler dev on loopback) against the simulator over real HTTP: the API,
 // and the console with its filter, device check and per-isolate memory limiter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/auth/client-registry.js';
-import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
-import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
-import { PHONES } from '../console/user-agents.js';
-import { openSocket, parseRawResponse } from '../helpers/raw-http.js';
-import { loginAt } from '../helpers/stack.js';
-import { startWranglerDev, wranglerPresent, type WranglerDev } from '../helpers/wrangler-dev.js';
+import { sha256Hex } from '../../../../src/auth/client-registry.js';
+import { startSimulatorServer, type SimulatorServer } from '../../../../src/simulator/server.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../../../console/console-client.js';
+import { PHONES } from '../../../console/user-agents.js';
+import { openSocket, parseRawResponse } from '../../../helpers/raw-http.js';
+import { loginAt } from '../../../helpers/stack.js';
+import { startWranglerDev, wranglerPresent, type WranglerDev } from '../../../helpers/wrangler-dev.js';
 
 const run = wranglerPresent();
 
