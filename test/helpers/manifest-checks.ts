@@ -81,6 +81,11 @@ export function validateComposeSchema(doc: unknown): string[] {
   stripDraft04Ids(schema);
   delete schema.$schema;
   const ajv = new Ajv2019({ strict: false, allErrors: true });
+  // The Compose Specification's own formats, as docker compose checks them (Go durations, port and subnet syntax).
+  ajv.addFormat('duration', /^[-+]?(\d+(\.\d*)?(ns|us|µs|ms|s|m|h))+$/);
+  ajv.addFormat('ports', /^((\[?[\da-fA-F.:]*\]?:)?\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat('subnet_ip_address', /^[\da-fA-F.:]+\/\d{1,3}$/);
   const validate = ajv.compile(schema);
   if (validate(doc)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
