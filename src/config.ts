@@ -234,8 +234,6 @@ const schema = z.object({
   DOCS_ENABLED: z.enum(['true', 'false']).default('true'),
 });
 
-type Parsed = z.output<typeof schema>;
-
 /**
  * The validated configuration, typed from the schema through the mapping in {@link parseConfig}: one source, no
  * hand-written copy of its shape.
