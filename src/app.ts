@@ -7,7 +7,7 @@ import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { docsRoutes } from './docs/docs-routes.js';
 import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
-import { accessLog } from './middleware/access-log.js';
+import { accessLog, routeResolver } from './middleware/access-log.js';
 import { requestBodyLimit, type BodyBoundOf } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
@@ -34,7 +34,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   const { logger } = services;
 
   app.use(requestId({ limitLength: 64 }));
-  app.use(accessLog({ record: services.recordRequest }));
+  app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));
   // Before any route reads a body: an oversized one is refused, never buffered.

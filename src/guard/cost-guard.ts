@@ -192,6 +192,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       return {
         breaker: breaker.snapshot().state,
         cooldownSeconds: cooldown.remainingMs() / 1000,
+        cooldownUntil: cooldown.remainingMs() > 0 ? clock() + cooldown.remainingMs() : 0,
         inFlight: bulkhead.inFlight,
         queued: bulkhead.queued,
         quotas: seen.quotas,

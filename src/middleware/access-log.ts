@@ -7,6 +7,11 @@ import type { RequestRecorder } from '../observability/request-recorder.js';
 
 export interface AccessLogOptions {
   record: RequestRecorder;
+  /**
+   * The route template a method and path belong to, for answers a middleware gave before any route ran (a console
+   * 429, a 413 of the body limit): they are labelled with the route they were for, not the middleware's pattern.
+   */
+  routeOf?: (method: string, path: string) => string | undefined;
   /** A monotonic clock in milliseconds. */
   now?: () => number;
 }
@@ -16,9 +21,36 @@ export function routeLabel(path: string): string {
   return path === '/*' || path === '*' || path === '' ? UNMATCHED_ROUTE : path;
 }
 
+/**
+ * Resolves a method and path to one of `routes` (Hono's `app.routes`: its method and path templates, `:param`
+ * segments included); middleware patterns (`*`) are not routes. Built once, on first use, after every route is in.
+ */
+export function routeResolver(routes: () => readonly { method: string; path: string }[]) {
+  let table: { method: string; path: string; pattern: RegExp }[] | undefined;
+  return function routeOf(method: string, path: string): string | undefined {
+    table ??= routes()
+      .filter((r) => !r.path.includes('*'))
+      .map((r) => ({
+        method: r.method,
+        path: r.path,
+        pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}$`),
+      }));
+    const found = table.find(
+      (r) =>
+        (r.method === method || r.method === 'ALL' || (method === 'HEAD' && r.method === 'GET')) &&
+        r.pattern.test(path),
+    );
+    return found?.path;
+  };
+}
+
 export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> {
   const { record } = options;
   const now = options.now ?? (() => performance.now());
+  const labelOf = (method: string, path: string, matched: string): string => {
+    if (!matched.includes('*')) return routeLabel(matched);
+    return options.routeOf?.(method, path) ?? routeLabel(matched);
+  };
 
   return async function accessLog(c, next) {
     const started = now();
@@ -30,7 +62,7 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
       record({
         requestId: c.get('requestId'),
         method: c.req.method,
-        route: routeLabel(routePath(c)),
+        route: labelOf(c.req.method, c.req.path, routePath(c)),
         status: threw ? 500 : c.res.status,
         elapsedMs: now() - started,
         clientId: c.get('clientId'),

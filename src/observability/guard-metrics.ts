@@ -24,6 +24,8 @@ export type BreakerStateName = (typeof BREAKER_STATES)[number];
 export interface GuardStatus {
   breaker: BreakerStateName;
   cooldownSeconds: number;
+  /** Epoch ms the cooldown ends; 0 when none runs. */
+  cooldownUntil: number;
   inFlight: number;
   queued: number;
   /** Today's upstream calls per caller with a quota, as this process last saw the deployment's count. */
@@ -81,22 +83,27 @@ export function createGuardMetrics(
     },
   });
   new Gauge({
-    name: name('upstream_cooldown_seconds'),
-    help: 'Seconds left before the upstream may be called again after a 429 (0 when none).',
+    name: name('upstream_cooldown_end_timestamp_seconds'),
+    help: 'Unix time the upstream may be called again after a 429 (0 when no cooldown runs).',
     registers,
     collect() {
-      this.set(status()?.cooldownSeconds ?? 0);
+      this.set((status()?.cooldownUntil ?? 0) / 1000);
     },
   });
   new Gauge({
     name: name('upstream_in_flight'),
-    help: 'Upstream search calls in flight in this process, and misses queued for a slot (UPSTREAM_MAX_CONCURRENCY).',
-    labelNames: ['state'] as const,
+    help: 'Upstream search calls in flight in this process (at most UPSTREAM_MAX_CONCURRENCY).',
     registers,
     collect() {
-      const s = status();
-      this.set({ state: 'running' }, s?.inFlight ?? 0);
-      this.set({ state: 'queued' }, s?.queued ?? 0);
+      this.set(status()?.inFlight ?? 0);
+    },
+  });
+  new Gauge({
+    name: name('upstream_queued'),
+    help: 'Misses of this process waiting for an upstream slot (at most UPSTREAM_MAX_QUEUE).',
+    registers,
+    collect() {
+      this.set(status()?.queued ?? 0);
     },
   });
   new Gauge({

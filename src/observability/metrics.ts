@@ -145,12 +145,12 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     registers,
   });
   new Gauge({
-    name: name('upstream_token_expiry_seconds'),
-    help: 'Seconds until the held upstream token expires (negative once past; NaN when none is held).',
+    name: name('upstream_token_expiry_timestamp_seconds'),
+    help: 'Unix time the held upstream token expires (NaN when none is held); time() - this is how long ago it did.',
     registers,
     collect() {
       const expiresAt = sources.tokenStatus?.().expiresAt ?? null;
-      this.set(expiresAt === null ? Number.NaN : (expiresAt - clock()) / 1000);
+      this.set(expiresAt === null ? Number.NaN : expiresAt / 1000);
     },
   });
   new Gauge({
@@ -160,12 +160,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     collect() {
       this.set(sources.tokenStatus?.().consecutiveFailures ?? 0);
     },
-  });
-  const rateLimited = new Counter({
-    name: name('rate_limit_rejections_total'),
-    help: 'Console requests rejected by the rate limiter (429), by scope (address, total).',
-    labelNames: ['scope'] as const,
-    registers,
   });
   const consoleRefused = new Counter({
     name: name('console_refusals_total'),
@@ -195,7 +189,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   }
   for (const result of TOKEN_REFRESH_RESULTS)
     for (const reason of TOKEN_REFRESH_REASONS) tokenRefreshes.inc({ result, reason }, 0);
-  for (const scope of RATE_LIMIT_SCOPES) rateLimited.inc({ scope }, 0);
   for (const reason of CONSOLE_REFUSALS) consoleRefused.inc({ reason }, 0);
   for (const store of SHARED_STORES) {
     sharedStoreUp.set({ store }, 1);
@@ -231,9 +224,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
     cacheLookup(result) {
       cacheLookups.inc({ result });
-    },
-    rateLimited(scope) {
-      rateLimited.inc({ scope });
     },
     consoleRefused(reason) {
       consoleRefused.inc({ reason });

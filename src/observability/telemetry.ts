@@ -26,7 +26,6 @@ export interface Telemetry {
   upstreamCall(endpoint: UpstreamEndpoint, outcome: UpstreamOutcome, seconds: number): void;
   tokenRefresh(result: TokenRefreshResult, reason: TokenRefreshReason): void;
   cacheLookup(result: CacheResult): void;
-  rateLimited(scope: RateLimitScope): void;
   consoleRefused(reason: ConsoleRefusal): void;
   /** A shared store (token, lookup tier, counters) answers (true) or not (false); called on transitions. */
   sharedStore(store: SharedStoreName, up: boolean): void;
@@ -48,7 +47,6 @@ export const noopTelemetry: Telemetry = {
   upstreamCall() {},
   tokenRefresh() {},
   cacheLookup() {},
-  rateLimited() {},
   consoleRefused() {},
   sharedStore() {},
   sharedStoreFallback() {},

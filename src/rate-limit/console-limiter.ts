@@ -156,7 +156,6 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
       // The address is checked first, so one client over its own limit cannot also drain the total budget.
       const a = await take(await addressKey(address), perAddress);
       if (!a.ok) {
-        telemetry.rateLimited('address');
         return {
           allowed: false,
           scope: 'address',
@@ -166,7 +165,6 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
       }
       const t = await take(totalKey, total);
       if (!t.ok) {
-        telemetry.rateLimited('total');
         return {
           allowed: false,
           scope: 'total',

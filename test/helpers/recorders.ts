@@ -26,7 +26,6 @@ export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][
     upstreamCall: (endpoint, outcome) => events.push(['upstreamCall', endpoint, outcome]),
     tokenRefresh: (result, reason) => events.push(['tokenRefresh', result, reason]),
     cacheLookup: () => {},
-    rateLimited: () => {},
     consoleRefused: () => {},
     sharedStore: () => {},
     sharedStoreFallback: () => {},

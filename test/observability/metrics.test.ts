@@ -34,7 +34,6 @@ describe('createMetrics', () => {
     telemetry.upstreamCall('token', 'server_error', 0.1);
     telemetry.tokenRefresh('ok', 'unauthorized');
     telemetry.tokenRefresh('error', 'cold');
-    telemetry.rateLimited('total');
     telemetry.consoleRefused('mobile');
 
     const p = 'callerid_gateway_';
@@ -54,8 +53,6 @@ describe('createMetrics', () => {
     );
     expect(await series(registry, `${p}upstream_token_refreshes_total`, { result: 'error', reason: 'cold' })).toBe(1);
     expect(await series(registry, `${p}upstream_token_unauthorized_refreshes_total`)).toBe(1);
-    expect(await series(registry, `${p}rate_limit_rejections_total`, { scope: 'total' })).toBe(1);
-    expect(await series(registry, `${p}rate_limit_rejections_total`, { scope: 'address' })).toBe(0);
     expect(await series(registry, `${p}console_refusals_total`, { reason: 'mobile' })).toBe(1);
   });
 
@@ -63,7 +60,7 @@ describe('createMetrics', () => {
     const registry = new Registry();
     let now = 1_000_000;
     const metrics = createMetrics({ registry, clock: () => now });
-    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBeNaN();
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBeNaN();
     const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
     metrics.watch(
       metricSourcesOf({
@@ -71,9 +68,10 @@ describe('createMetrics', () => {
         lookupCache: { entries: 3, bytes: 4096 },
       }),
     );
-    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(90);
+    // Unix time of expiry: it does not move as time passes.
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBe(1_090);
     now += 100_000;
-    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_seconds')).toBe(-10);
+    expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBe(1_090);
     status.consecutiveFailures = 4;
     expect(await series(registry, 'callerid_gateway_upstream_token_consecutive_failures')).toBe(4);
     expect(await series(registry, 'callerid_gateway_cache_entries')).toBe(3);

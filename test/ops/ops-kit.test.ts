@@ -130,8 +130,8 @@ describe('Grafana dashboard (config/grafana/callerid-gateway.json)', () => {
       'callerid_gateway_cache_lookups_total', // hit ratio and results
       'callerid_gateway_upstream_requests_total', // upstream calls and errors
       'callerid_gateway_upstream_request_duration_seconds_bucket', // upstream latency
-      'callerid_gateway_upstream_token_expiry_seconds', // token seconds to expiry
-      'callerid_gateway_rate_limit_rejections_total', // console rate limit
+      'callerid_gateway_upstream_token_expiry_timestamp_seconds', // token seconds to expiry
+      'callerid_gateway_console_refusals_total', // console rate limit
       'callerid_gateway_quota_rejections_total', // quota rejections
       'callerid_gateway_client_searches_total', // usage per client
       'callerid_gateway_client_upstream_calls_total',

@@ -13,6 +13,14 @@ export function createNodeMetrics(clock: Clock): GatewayMetrics {
   const registry = new Registry();
   // Unprefixed (process_*, nodejs_*), as the usual Node.js dashboards expect them.
   collectDefaultMetrics({ register: registry });
+  // prom-client exports these three gauges with a counter's `_total` suffix, which promtool refuses; the same
+  // figures by type stay (nodejs_active_handles, nodejs_active_requests, nodejs_active_resources): sum() them.
+  for (const misnamed of [
+    'nodejs_active_handles_total',
+    'nodejs_active_requests_total',
+    'nodejs_active_resources_total',
+  ])
+    registry.removeSingleMetric(misnamed);
   return createMetrics({ registry, clock });
 }
 
