@@ -64,15 +64,12 @@ export interface GatewayMetrics {
 
 export interface MetricsOptions {
   registry: Registry;
-  /** Milliseconds since the epoch, for the token expiry gauge. */
-  clock?: () => number;
 }
 
 type RequestLabels = { route: string; method: string; status: string };
 
 export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const { registry } = options;
-  const clock = options.clock ?? Date.now;
   const sources: MetricSources = {};
   const registers = [registry];
   const name = (n: string) => METRIC_PREFIX + n;

@@ -59,7 +59,7 @@ describe('createMetrics', () => {
   it('reads token expiry and cache size at scrape time', async () => {
     const registry = new Registry();
     let now = 1_000_000;
-    const metrics = createMetrics({ registry, clock: () => now });
+    const metrics = createMetrics({ registry });
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBeNaN();
     const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
     metrics.watch(

@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
-import { systemClock } from '../../src/clock.js';
 import { typeCheckK8s, validateComposeSchema, validateK8sSchema, type K8sObject } from '../helpers/manifest-checks.js';
 import { checkRequirement, fileRequirement, type Requirement } from '../helpers/requires.js';
 import {
@@ -39,7 +38,7 @@ const hasCompose = checkRequirement(compose.requirement);
 
 const metricNames = async () => {
   const own = (await createMetrics({ registry: new Registry() }).registry.getMetricsAsJSON()).map((m) => m.name);
-  const node = (await createNodeMetrics(systemClock).registry.getMetricsAsJSON()).map((m) => m.name);
+  const node = (await createNodeMetrics().registry.getMetricsAsJSON()).map((m) => m.name);
   return new Set([...own, ...node]);
 };
 /** Metric names a PromQL expression reads (histogram series by their base name). */

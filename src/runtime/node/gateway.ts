@@ -77,7 +77,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
   const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
-  const metrics = options.metrics ?? createNodeMetrics(clock);
+  const metrics = options.metrics ?? createNodeMetrics();
   const redis = config.redisUrl
     ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs })
     : undefined;

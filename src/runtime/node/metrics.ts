@@ -4,12 +4,11 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { AppEnv } from '../../app-env.js';
-import type { Clock } from '../../clock.js';
 import { problemResponse } from '../../errors.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
 import { metricsRoutes } from '../../routes/metrics.js';
 
-export function createNodeMetrics(clock: Clock): GatewayMetrics {
+export function createNodeMetrics(): GatewayMetrics {
   const registry = new Registry();
   // Unprefixed (process_*, nodejs_*), as the usual Node.js dashboards expect them.
   collectDefaultMetrics({ register: registry });
@@ -21,7 +20,7 @@ export function createNodeMetrics(clock: Clock): GatewayMetrics {
     'nodejs_active_resources_total',
   ])
     registry.removeSingleMetric(misnamed);
-  return createMetrics({ registry, clock });
+  return createMetrics({ registry });
 }
 
 export interface MetricsServer {

@@ -54,7 +54,7 @@ export async function createWorkerGateway(
   }
   const scopes = createRequestScopes();
   // Per isolate, without Node's default process metrics (they fail in workerd). METRICS_PORT has no meaning here.
-  const metrics = createMetrics({ registry: new Registry(), clock: systemClock });
+  const metrics = createMetrics({ registry: new Registry() });
   const timeoutMs = settings.durableObjectTimeoutMs;
   const edgeCache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
   const { analytics } = settings;
