@@ -52,10 +52,20 @@ export interface LookupServiceOptions {
 /** The cache's name in `Cache-Status`. */
 export const CACHE_NAME = 'callerid-gateway';
 
-/** RFC 9211 `Cache-Status` for one read; `ttl` is the remaining freshness in seconds (negative when stale). */
+/** Whole seconds since the upstream gave the answer: the `Age` header (RFC 9111, rounded down). */
+export const ageOf = (read: CacheRead): number => Math.max(0, Math.floor((read.now - read.answer.storedAt) / 1000));
+
+/**
+ * The remaining freshness in whole seconds (negative when stale), from the same rounded age as `Age`, so that
+ * `Age` + `ttl` is always the entry's lifetime (a 2 s lifetime read 3.5 s on: `Age: 3`, `ttl=-1`).
+ */
+export const ttlOf = (read: CacheRead): number =>
+  Math.round((read.answer.freshUntil - read.answer.storedAt) / 1000) - ageOf(read);
+
+/** RFC 9211 `Cache-Status` for one read. */
 export function cacheStatusOf(read: CacheRead): string {
-  const { answer, now } = read;
-  const ttl = Math.floor((answer.freshUntil - now) / 1000);
+  const { answer } = read;
+  const ttl = ttlOf(read);
   switch (read.outcome) {
     case 'hit':
       // `detail=shared`: another replica fetched it (RFC 9211's `detail` names what the cache did, in its own terms).
@@ -72,7 +82,7 @@ export function cacheStatusOf(read: CacheRead): string {
 
 /** `Cache-Status` of a stale entry answered because the caller's deadline passed before the upstream answered. */
 const deadlineStatusOf = (read: CacheRead): string =>
-  `${CACHE_NAME}; fwd=stale; ttl=${Math.floor((read.answer.freshUntil - read.now) / 1000)}; detail=deadline`;
+  `${CACHE_NAME}; fwd=stale; ttl=${ttlOf(read)}; detail=deadline`;
 
 function telemetryResult(read: CacheRead): CacheResult {
   switch (read.outcome) {
@@ -98,10 +108,27 @@ function deadlinePassed(ms: number): GatewayError {
   );
 }
 
+/**
+ * Failures the gateway answered without sending the search upstream: a guard refused it (quota, budget, rate, a
+ * full queue, an open breaker, a cooldown) or no token could be had. RFC 9211's `fwd` says the request went
+ * forward, so these say only why, in `detail`.
+ */
+const NOT_FORWARDED = new Set([
+  'quota_exhausted',
+  'budget_exhausted',
+  'too_many_requests',
+  'upstream_busy',
+  'upstream_unavailable',
+  'upstream_rate_limited',
+  'token_unavailable',
+]);
+
 function withCacheStatus(err: unknown): unknown {
   if (!(err instanceof GatewayError)) return err;
+  const detail = `detail=${err.code.replaceAll('_', '-')}`;
+  const status = NOT_FORWARDED.has(err.code) ? `${CACHE_NAME}; ${detail}` : `${CACHE_NAME}; fwd=miss; ${detail}`;
   return new GatewayError(err.code, err.message, {
-    headers: { ...err.headers, 'cache-status': `${CACHE_NAME}; fwd=miss; detail=${err.code.replaceAll('_', '-')}` },
+    headers: { ...err.headers, 'cache-status': status },
     extensions: err.extensions,
     cause: err.cause ?? err,
   });
@@ -122,7 +149,7 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
       body: answer.body,
       contentType: answer.contentType,
       cacheStatus: cacheStatusOf(read),
-      ageSeconds: Math.max(0, Math.floor((read.now - answer.storedAt) / 1000)),
+      ageSeconds: ageOf(read),
     };
   }
 
