@@ -10,24 +10,79 @@ export interface LookupDeadline {
 const WAIT_VALUE = /^\d{1,9}(?:\.\d{1,6})?$/;
 
 /**
+ * The preferences of a `Prefer` header (RFC 7240 section 2): `token [= word] *(; parameter)`, separated by commas,
+ * where a word may be a quoted-string holding commas, semicolons and backslash escapes. Names are lowercased;
+ * parameters are dropped (no preference here has any). An unreadable remainder ends the list.
+ */
+export function preferences(header: string): { name: string; value: string | undefined }[] {
+  const found: { name: string; value: string | undefined }[] = [];
+  let i = 0;
+  const skipSpace = () => {
+    while (header[i] === ' ' || header[i] === '\t') i++;
+  };
+  const token = () => {
+    const start = i;
+    while (i < header.length && /[!#$%&'*+.^_`|~0-9A-Za-z-]/.test(header[i]!)) i++;
+    return header.slice(start, i);
+  };
+  const word = (): string | undefined => {
+    if (header[i] !== '"') return token();
+    let out = '';
+    for (i++; i < header.length; i++) {
+      const ch = header[i]!;
+      if (ch === '\\') out += header[++i] ?? '';
+      else if (ch === '"') {
+        i++;
+        return out;
+      } else out += ch;
+    }
+    return undefined; // an unterminated quoted-string
+  };
+  while (i < header.length) {
+    skipSpace();
+    if (header[i] === ',') {
+      i++;
+      continue;
+    }
+    const name = token().toLowerCase();
+    if (name === '') return found;
+    skipSpace();
+    let value: string | undefined;
+    if (header[i] === '=') {
+      i++;
+      skipSpace();
+      value = word();
+      if (value === undefined) return found;
+    }
+    // Parameters: `; name [= word]`, read past (quoted values included) and dropped.
+    for (skipSpace(); header[i] === ';'; skipSpace()) {
+      i++;
+      skipSpace();
+      token();
+      skipSpace();
+      if (header[i] === '=') {
+        i++;
+        skipSpace();
+        if (word() === undefined) return found;
+      }
+    }
+    found.push({ name, value });
+    skipSpace();
+    if (i < header.length && header[i] !== ',') return found;
+  }
+  return found;
+}
+
+/**
  * The first `wait` preference's value in seconds, or undefined when there is none or it is not a
  * non-negative decimal: RFC 7240 section 2 says a preference given more than once counts only the first
  * time, and one that cannot be understood is ignored (the request is not refused).
  */
 export function preferredWaitSeconds(prefer: string | undefined): number | undefined {
   if (prefer === undefined || !/wait/i.test(prefer)) return undefined;
-  for (const item of prefer.split(',')) {
-    // A preference is `token [= value] *(; parameter)`; parameters of `wait` mean nothing and are dropped.
-    const head = item.split(';', 1)[0]!;
-    const eq = head.indexOf('=');
-    const name = (eq === -1 ? head : head.slice(0, eq)).trim().toLowerCase();
-    if (name !== 'wait') continue;
-    if (eq === -1) return undefined;
-    let value = head.slice(eq + 1).trim();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    return WAIT_VALUE.test(value) ? Number(value) : undefined;
-  }
-  return undefined;
+  const wait = preferences(prefer).find((p) => p.name === 'wait');
+  if (wait?.value === undefined) return undefined;
+  return WAIT_VALUE.test(wait.value) ? Number(wait.value) : undefined;
 }
 
 /**

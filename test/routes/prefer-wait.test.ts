@@ -11,6 +11,11 @@ describe('Prefer: wait (RFC 7240)', () => {
     ['wait=2; foo=bar', 2],
     ['handling=lenient,wait=0', 0],
     ['wait=1, wait=9', 1],
+    // Quoted values may hold commas, semicolons and escapes (RFC 7240 section 2, RFC 9110 quoted-string).
+    ['foo="a,wait=5", wait=1', 1],
+    ['foo="a;b\\"c,d", wait=2', 2],
+    ['respond-async; note="x, y", wait=4', 4],
+    ['wait=3;note="a,wait=9"', 3],
   ])('reads %s as %s seconds', (header, seconds) => {
     expect(preferredWaitSeconds(header)).toBe(seconds);
   });
@@ -25,6 +30,7 @@ describe('Prefer: wait (RFC 7240)', () => {
     'wait=1.2.3',
     'return=minimal',
     'waiting=2',
+    'foo="a,wait=5"',
   ])('ignores the malformed or absent wait in %j', (header) => {
     expect(preferredWaitSeconds(header)).toBeUndefined();
   });
