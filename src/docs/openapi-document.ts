@@ -13,6 +13,10 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
       info: {
         title: 'callerid-gateway',
         version: API_VERSION,
+        // Who runs a deployment is the operator's to say; the document names the role.
+        contact: { name: 'The operators of this gateway' },
+        // Not an open-source license (package.json is private); SPDX's form for a license it does not list.
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description:
           "A caller-identification gateway in front of the Contact Lookup Service. It speaks the upstream's own API " +
           '(`POST /token/login`, `GET /v2/contacts/search`), so an existing client only changes its base URL. Every error is ' +
@@ -26,7 +30,6 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
         { name: 'Admin', description: 'For clients in GATEWAY_ADMIN_CLIENTS.' },
         { name: 'Operations', description: 'Probes and metrics.' },
       ],
-      externalDocs: { url: '/docs/problems', description: 'Problem types' },
       components: {
         schemas: componentSchemas(config),
         securitySchemes: {

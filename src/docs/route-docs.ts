@@ -72,22 +72,39 @@ const UPSTREAM_PROBLEMS = [
 
 const route = (spec: Parameters<typeof describeRoute>[0]): MiddlewareHandler => describeRoute(spec);
 
+/** What any route may meet before the gateway sees the request: Node's own 400 and 431 (plain text). */
+const MALFORMED_REQUEST = {
+  '4XX': {
+    description:
+      'A malformed request (400) or request headers over 16 KiB (431), answered by the HTTP server before the gateway sees the request.',
+  },
+};
+
 export const routeDocs = {
   healthz: route({
     tags: ['Operations'],
     summary: 'Liveness: the process answers',
+    description:
+      'Answers 200 as long as the process serves requests; it asks nothing of the upstream or the shared stores. For a container or orchestrator liveness probe.',
     operationId: 'healthz',
     security: ANONYMOUS,
-    responses: { 200: { description: 'Alive.', content: json(ref('Health')) }, ...problemResponses() },
+    responses: {
+      200: { description: 'Alive.', content: json(ref('Health')) },
+      ...MALFORMED_REQUEST,
+      ...problemResponses(),
+    },
   }),
 
   readyz: route({
     tags: ['Operations'],
     summary: 'Readiness: an upstream token is held or can be obtained now',
+    description:
+      'Answers 200 while the gateway holds an upstream token or can obtain one now, 503 with the reason otherwise; for a load balancer or readiness probe.',
     operationId: 'readyz',
     security: ANONYMOUS,
     responses: {
       200: { description: 'Ready to serve searches.', content: json(ref('Ready')) },
+      ...MALFORMED_REQUEST,
       ...problemResponses('unavailable'),
     },
   }),
