@@ -81,8 +81,7 @@ export function cacheStatusOf(read: CacheRead): string {
 }
 
 /** `Cache-Status` of a stale entry answered because the caller's deadline passed before the upstream answered. */
-const deadlineStatusOf = (read: CacheRead): string =>
-  `${CACHE_NAME}; fwd=stale; ttl=${ttlOf(read)}; detail=deadline`;
+const deadlineStatusOf = (read: CacheRead): string => `${CACHE_NAME}; fwd=stale; ttl=${ttlOf(read)}; detail=deadline`;
 
 function telemetryResult(read: CacheRead): CacheResult {
   switch (read.outcome) {

@@ -2,7 +2,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import type { AppEnv } from '../app-env.js';
-import { UNMATCHED_ROUTE } from '../observability/metrics.js';
+import { UNMATCHED_ROUTE } from '../observability/telemetry.js';
 import type { RequestRecorder } from '../observability/request-recorder.js';
 
 export interface AccessLogOptions {

@@ -1,5 +1,7 @@
 // The gateway's Prometheus metrics, declared as data in one place on a registry the runtime passes in;
 // implements the Telemetry port and records requests. Every label value comes from a closed set.
+import { HTTP_METHODS, UNMATCHED_ROUTE } from './telemetry.js';
+export { HTTP_METHODS, UNMATCHED_ROUTE };
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type {
   CacheResult,
@@ -34,9 +36,6 @@ export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total']
 export const SHARED_STORES: readonly SharedStoreName[] = ['token', 'lookup', 'counter'];
 export const CONSOLE_REFUSALS: readonly ConsoleRefusal[] = ['mobile', 'rate_limited', 'not_allowed'];
 /** Methods outside this set (any string a client sends) are counted as "other". */
-export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-/** The route label of a request no route matched (404, 405): never the raw path. */
-export const UNMATCHED_ROUTE = 'unmatched';
 
 /** Seconds; the cache-hit path is sub-millisecond, a search through the upstream up to its timeout. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -1,6 +1,11 @@
 // The events services report for metrics; a no-op by default so every service runs without a registry.
 // Every argument comes from a closed set: no number, address, token or secret can reach a label.
 
+/** Methods counted by name; any other is `other` (a label set an outsider cannot grow). */
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** The route label of a request no route matched (404, 405): never the raw path. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
 export type UpstreamEndpoint = 'token' | 'search';
 export type UpstreamOutcome =
   'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';

@@ -1,7 +1,7 @@
 // Metrics on Workers with an Analytics Engine binding: one data point per request, written by the runtime for
 // the whole deployment (a /metrics scrape would reach one arbitrary isolate). Only closed-set values: the route
 // template, method, status, cache result; never a number, an address, a token or a client secret.
-import { HTTP_METHODS } from '../../observability/metrics.js';
+import { HTTP_METHODS } from '../../observability/telemetry.js';
 import type { FinishedRequest } from '../../observability/request-recorder.js';
 import type { AnalyticsEngineDataset } from './bindings.js';
 

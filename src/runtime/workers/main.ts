@@ -3,14 +3,12 @@
 // lookup tier in the Cache API, background work through ctx.waitUntil, metrics to Analytics Engine.
 import { createHmac } from 'node:crypto';
 import type { Hono } from 'hono';
-import { Registry } from 'prom-client';
 import type { AppEnv } from '../../app-env.js';
 import { createApp } from '../../app.js';
 import { systemClock } from '../../clock.js';
 import { ConfigError } from '../../config.js';
 import { problemResponse } from '../../errors.js';
-import { metricSourcesOf } from '../../metric-sources.js';
-import { createMetrics } from '../../observability/metrics.js';
+import { noopTelemetry } from '../../observability/telemetry.js';
 import { createServices, type Services } from '../../services.js';
 import { createFetchHttp } from '../../upstream/http.js';
 import { createCacheApiTier, type EdgeCache } from './lookup-tier.js';
@@ -53,8 +51,8 @@ export async function createWorkerGateway(
     );
   }
   const scopes = createRequestScopes();
-  // Per isolate, without Node's default process metrics (they fail in workerd). METRICS_PORT has no meaning here.
-  const metrics = createMetrics({ registry: new Registry() });
+  // No Prometheus registry on Workers: a scrape would reach one arbitrary isolate and count for it alone, and
+  // prom-client would be a tenth of the bundle. The deployment's figures are in Analytics Engine and the logs.
   const timeoutMs = settings.durableObjectTimeoutMs;
   const edgeCache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
   const { analytics } = settings;
@@ -63,8 +61,7 @@ export async function createWorkerGateway(
     http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
     clock: systemClock,
     logger,
-    telemetry: scopes.timing(metrics.telemetry),
-    metrics,
+    telemetry: scopes.timing(noopTelemetry),
     peerAddress: (c) => c.req.header('cf-connecting-ip'),
     // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
@@ -88,7 +85,6 @@ export async function createWorkerGateway(
       ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0))
       : undefined,
   });
-  metrics.watch(metricSourcesOf(services));
   const app = createApp(services);
   return {
     app,

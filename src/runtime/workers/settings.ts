@@ -1,6 +1,6 @@
 // Reads the Worker's bindings: the shared configuration (same names as on Node) plus the Workers-only settings
 // and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
@@ -29,19 +29,17 @@ export interface WorkerSettings {
 }
 
 const schema = z.object({
-  DURABLE_OBJECT_TIMEOUT_MS: z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(50, 'must be at least 50').max(30_000, 'must be at most 30000'))
-    .default(1_000),
-  LOOKUP_CACHE_HOST: z
-    .string()
-    .trim()
-    .regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)')
-    .optional(),
-  LOOKUP_CACHE_API: z.enum(['on', 'off']).default('on'),
+  DURABLE_OBJECT_TIMEOUT_MS: z._default(
+    z.pipe(
+      z.pipe(z.string().check(z.trim(), z.regex(/^\d+$/, 'must be a whole number')), z.transform(Number)),
+      z.int().check(z.gte(50, 'must be at least 50'), z.lte(30_000, 'must be at most 30000')),
+    ),
+    1_000,
+  ),
+  LOOKUP_CACHE_HOST: z.optional(
+    z.string().check(z.trim(), z.regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)')),
+  ),
+  LOOKUP_CACHE_API: z._default(z.enum(['on', 'off']), 'on'),
 });
 
 /** The settings only the Worker reads, besides the shared ones. */

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { wranglerPresent } from '../../../helpers/wrangler-dev.js';
 
@@ -29,5 +30,18 @@ describe.skipIf(!wranglerPresent())('wrangler deploy --dry-run', () => {
     // The runtime instantiates Durable Objects from the entry module's exports.
     expect(bundle).toMatch(/export\s*\{[^}]*\bUpstreamTokenObject\b[^}]*\}/);
     expect(bundle).toMatch(/export\s*\{[^}]*\bCounterObject\b[^}]*\}/);
+    // A small bundle starts a new isolate quickly: at most 150 KiB gzipped, neither all of zod's core nor a
+    // Prometheus client (a scrape would reach one isolate) in it.
+    expect(gzipSync(bundle).length).toBeLessThanOrEqual(150 * 1024);
+    expect(stdout).toMatch(/Total Upload: [\d.]+ KiB \/ gzip: (\d+)/);
+    expect(Number(/gzip: ([\d.]+) KiB/.exec(stdout)![1])).toBeLessThanOrEqual(150);
+    expect(bundle).not.toContain('prom-client');
+    expect(bundle).not.toContain('toJSONSchema(schema');
   }, 150_000);
+
+  it('turns Workers Logs on and minifies the bundle', async () => {
+    const toml = await readFile(new URL('../../../../wrangler.toml', import.meta.url), 'utf8');
+    expect(toml).toMatch(/^\[observability\]\nenabled = true$/m);
+    expect(toml).toMatch(/^minify = true$/m);
+  });
 });
