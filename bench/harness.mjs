@@ -12,7 +12,10 @@ export const root = join(here, '..');
 export const LUA = join(here, 'lua');
 export const SERVER_CORE = '0';
 export const LOAD_CORE = '1';
-export const log = (line) => process.stderr.write(`${line}\n`);
+const benchStarted = Date.now();
+/** A progress line on stderr, with the seconds since this process started. */
+export const log = (line) =>
+  process.stderr.write(`[${((Date.now() - benchStarted) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
 
 export function createHarness() {
   const canPin =
@@ -132,7 +135,19 @@ export function build() {
  * The gateway of git `ref`, built in a temporary directory (git archive, its own runtime dependencies, this checkout's tsc),
  * removed at exit; resolves to its bench server script relative to bench/. Null when `ref` is not in this clone.
  */
-export function buildBaseline(ref) {
+/**
+ * Builds to compare against, by name: `before-restructure` is the last build with the flat runtime folder and the
+ * hand-written limiters (the default), `single-process` the gateway before shared state, the cost guard and the
+ * hardening. Any git ref works too.
+ */
+export const BASELINES = { 'before-restructure': '6941051', 'single-process': 'd61eb6a' };
+export const DEFAULT_BASELINE = 'before-restructure';
+
+/** The commit a baseline name stands for (a ref passes through). */
+export const baselineRef = (name) => BASELINES[name] ?? name;
+
+export function buildBaseline(name) {
+  const ref = baselineRef(name);
   if (spawnSync('git', ['-C', root, 'cat-file', '-e', `${ref}^{commit}`]).status !== 0) {
     log(`baseline ${ref} is not in this clone (a shallow clone?): skipped`);
     return null;
@@ -154,7 +169,9 @@ export function buildBaseline(ref) {
   if (!existsSync(join(dir, 'node_modules/@types')))
     symlinkSync(join(root, 'node_modules/@types'), join(dir, 'node_modules/@types'));
   spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
-  if (!existsSync(join(dir, 'dist/runtime/node/gateway.js'))) throw new Error(`the baseline ${ref} did not build`);
+  // Either layout: the runtime folders (node/gateway.js) or the flat one of earlier builds (node-gateway.js).
+  if (!['dist/runtime/node/gateway.js', 'dist/runtime/node-gateway.js'].some((f) => existsSync(join(dir, f))))
+    throw new Error(`the baseline ${ref} did not build`);
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   return relative(here, join(dir, 'bench/servers/gateway.mjs'));
 }

@@ -21,8 +21,8 @@ const REQUESTS = 3000;
 const RANKS = 300;
 const ZIPF_S = 1.0;
 const CONCURRENCY = 24;
-const HIT_SECONDS = quick ? 3 : 5;
-const HIT_ROUNDS = 2;
+const HIT_SECONDS = quick ? 2 : 5;
+const HIT_ROUNDS = quick ? 1 : 2;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const HIT_NUMBER = '+442079460010';
 

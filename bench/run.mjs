@@ -19,13 +19,16 @@ import {
   root,
   SERVER_CORE,
   syntheticDirectory,
+  DEFAULT_BASELINE,
 } from './harness.mjs';
 
 const quick = process.argv.includes('--quick');
-const HIT_SECONDS = quick ? 3 : 6;
-const MISS_SECONDS = quick ? 2 : 4;
+// --quick (under a minute, for a check that everything runs; its figures are rough): shorter phases, a smaller
+// memory fill, no transport comparison, the replicas bench quick, no baseline build.
+const HIT_SECONDS = quick ? 2 : 6;
+const MISS_SECONDS = quick ? 1 : 4;
 const WARM_SECONDS = 1;
-const FILL_NUMBERS = quick ? 50_000 : 200_000;
+const FILL_NUMBERS = quick ? 5_000 : 200_000;
 const HIT_NUMBER = '+442079460010';
 const COALESCE_NUMBER = '+442079460999';
 const COALESCE_REQUESTS = 1000;
@@ -162,7 +165,8 @@ if (filledSoFar < FILL_NUMBERS) {
     url: gateway.url,
     script: 'distinct.lua',
     connections: 50,
-    seconds: 120,
+    // The script stops at the count; the duration only bounds a slow run (in --quick it ends the phase).
+    seconds: quick ? 10 : 120,
     env: missEnv(filledSoFar, token, FILL_NUMBERS - filledSoFar),
   });
 }
@@ -202,24 +206,27 @@ const coalesceKinds = {};
 for (const s of statuses) coalesceKinds[s] = (coalesceKinds[s] ?? 0) + 1;
 
 // --- transports ---------------------------------------------------------------------------------------------------
-log('transports: global fetch vs undici vs node:http, client on core 0, bare server on core 1');
-const transportServer = await startChild('servers/bare-node.mjs', bareEnv, LOAD_CORE);
-const transport = await new Promise((resolve, reject) => {
-  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [
-    join(here, 'transport.mjs'),
-    transportServer.url,
-    HIT_NUMBER,
-    quick ? '1' : '1.5',
-  ]);
-  const proc = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.on('close', () => {
-    const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
-    if (line) resolve(JSON.parse(line.slice(11)));
-    else reject(new Error(`transport bench failed:\n${out}`));
+let transport = {};
+if (!quick) {
+  log('transports: global fetch vs undici vs node:http, client on core 0, bare server on core 1');
+  const transportServer = await startChild('servers/bare-node.mjs', bareEnv, LOAD_CORE);
+  transport = await new Promise((resolve, reject) => {
+    const [cmd, args] = pinned(SERVER_CORE, process.execPath, [
+      join(here, 'transport.mjs'),
+      transportServer.url,
+      HIT_NUMBER,
+      quick ? '1' : '1.5',
+    ]);
+    const proc = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.on('close', () => {
+      const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
+      if (line) resolve(JSON.parse(line.slice(11)));
+      else reject(new Error(`transport bench failed:\n${out}`));
+    });
   });
-});
+}
 
 // --- report ---------------------------------------------------------------------------------------------------------
 const ms = (us) => (us / 1000).toFixed(2);
@@ -315,16 +322,14 @@ if (!process.argv.includes('--no-replicas')) {
 // commit, by default d61eb6a (the single-process gateway, before shared state, the cost guard and hardening);
 // `--before <ref>` picks another, `--no-before` skips it. `--miss-before <ref>` is the older spelling.
 const beforeAt = Math.max(process.argv.indexOf('--before'), process.argv.indexOf('--miss-before'));
-const beforeRef = beforeAt === -1 ? 'd61eb6a' : process.argv[beforeAt + 1];
-if (!process.argv.includes('--no-before')) {
-  const short = quick ? ['--rounds', '1', '--seconds', '2'] : [];
-  spawnSync(process.execPath, [join(here, 'hit.mjs'), '--no-build', '--before', beforeRef, ...short], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  spawnSync(process.execPath, [join(here, 'miss.mjs'), '--no-build', '--before', beforeRef, ...short], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+const beforeRef = beforeAt === -1 ? DEFAULT_BASELINE : process.argv[beforeAt + 1];
+if (quick && beforeAt === -1)
+  log(`--quick: no before/after (it builds the baseline); npm run bench:before-after runs it`);
+else if (!process.argv.includes('--no-before')) {
+  for (const script of ['hit.mjs', 'miss.mjs'])
+    spawnSync(process.execPath, [join(here, script), '--no-build', '--before', beforeRef], {
+      cwd: root,
+      stdio: 'inherit',
+    });
 }
 setTimeout(() => process.exit(0), 500).unref();

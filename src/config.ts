@@ -1,4 +1,4 @@
-// Configuration: the environment names of DESIGN.md, validated once at start-up into a typed object.
+// Configuration: the environment names of docs/configuration.md, validated once at start-up into a typed object.
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/min';
 import * as z from 'zod/mini';
 

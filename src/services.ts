@@ -46,7 +46,7 @@ export interface RuntimeDeps {
   /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
   syncHmac?: SyncHmac;
   /**
-   * Shared state (DESIGN.md, "Shared state"): built by the runtime (Redis on Node with REDIS_URL, Durable
+   * Shared state (docs/architecture.md, "Ports and adapters"): built by the runtime (Redis on Node with REDIS_URL, Durable
    * Objects and the Cache API on Workers). Absent: per-process state, exactly the single-process gateway.
    */
   tokenStore?: TokenStore;

@@ -1,4 +1,4 @@
-// The shared second tier behind the per-process LRU (DESIGN.md, "Shared state"): what one process does when its
+// The shared second tier behind the per-process LRU (docs/scaling.md, "Lookups and purges across replicas"): what one process does when its
 // LRU has no fresh answer. It reads the tier first, fills it under a per-number lease so that concurrent misses on
 // different replicas make one upstream call, and goes on alone (one upstream call of its own) whenever the tier
 // fails or is slow, until it answers again.

@@ -61,7 +61,7 @@ describe('console: page, provider filter, paths, devices', () => {
     expect(api1.results.map((r) => r.provider.id).sort()).toEqual(['openbook', 'swissdir']);
 
     const res = await consoleSearch(stack.gateway.url, '+442079460001');
-    // Served from the cache (one upstream call below), though the console no longer says so (issue 11).
+    // Served from the cache (one upstream call below), though console answers do not say so.
     expect(res.headers.get('cache-status')).toBeNull();
     const console1 = (await res.json()) as SearchBody;
     expect(console1.results.map((r) => r.provider.id)).toEqual(['swissdir']);

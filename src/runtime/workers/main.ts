@@ -1,5 +1,5 @@
 // The Cloudflare Workers entry point: the same app, configured from bindings (the same names as on Node), with
-// the shared state of DESIGN.md's Workers column: the upstream token and the counters in Durable Objects, the
+// the shared state of docs/workers.md: the upstream token and the counters in Durable Objects, the
 // lookup tier in the Cache API, background work through ctx.waitUntil, metrics to Analytics Engine.
 import { createHmac } from 'node:crypto';
 import type { Hono } from 'hono';

@@ -1,5 +1,5 @@
 // Two gateway instances built in one workerd from the same bindings, standing in for two isolates of one
-// deployment: what DESIGN.md's "one deployment, one truth" promises on Workers, end to end through the app.
+// deployment: what docs/workers.md promises: one deployment, one truth, end to end through the app.
 import { abortAllDurableObjects, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AnalyticsEngineDataPoint } from '../../../../src/runtime/workers/bindings.js';
