@@ -24,6 +24,8 @@ export interface SharedTierOptions {
   leaseMs: number;
   /** Step of that wait; default 20 ms. */
   pollMs?: number;
+  /** After a failed tier call, how long the tier is skipped before it is asked again; default 1 s. */
+  retryMs?: number;
 }
 
 /** An upstream call failed while the shared tier held a copy still inside its stale-if-error window. */
@@ -68,12 +70,26 @@ const CLEAR_BOUND_MS = 30_000;
 export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDeps): TieredLoad {
   const { tier, health, background, timeoutMs, fillWaitMs, leaseMs } = options;
   const pollMs = Math.max(1, options.pollMs ?? 20);
+  const retryMs = options.retryMs ?? 1000;
   const { clock, upstream, fromShared } = deps;
   /** Loads in flight by tier key: the number, and how many (a purge may start a second one beside an orphaned first). */
   const loading = new Map<string, { e164: string; count: number }>();
 
-  /** One tier call, bounded in time; a failure marks the store down (once per transition) and is never thrown. */
+  /** Until then the tier is not asked: it just failed (a hung Redis would cost every call its full timeout). */
+  let skipUntil = 0;
+
+  /**
+   * One tier call, bounded in time; a failure marks the store down (once per transition), is never thrown, and
+   * makes the next calls for `retryMs` skip the tier at once: a hung store costs one timeout, not one per call.
+   * The first call after that window tries again.
+   */
   async function attempt<T>(work: () => Promise<T>, boundMs = timeoutMs): Promise<Tried<T>> {
+    if (clock() < skipUntil) {
+      health.down(
+        new StoreUnavailableError('lookup', 'skipped: the shared tier failed less than a retry interval ago'),
+      );
+      return FAILED;
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StoreUnavailableError('lookup', `no answer within ${boundMs} ms`)), boundMs);
@@ -83,6 +99,7 @@ export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDep
       health.up();
       return result;
     } catch (err) {
+      skipUntil = clock() + retryMs;
       health.down(err);
       return FAILED;
     } finally {

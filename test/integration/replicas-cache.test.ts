@@ -132,6 +132,8 @@ describe.skipIf(!sharedRedis)('three replicas sharing one Redis (127.0.0.1:6379)
     expect((await r.search(2, one)).age).toBeGreaterThanOrEqual(1);
 
     expect(await r.purge(1, one)).toBe(200);
+    // The other replicas hear of a purge through Redis pub/sub: within milliseconds, not before the admin's answer.
+    await settle(150);
     const afterOne = await everywhereAtOnce(r, [one]);
     for (const a of afterOne) {
       expect(a.age).toBe(0);
@@ -142,6 +144,7 @@ describe.skipIf(!sharedRedis)('three replicas sharing one Redis (127.0.0.1:6379)
     expect((await r.search(0, all)).age).toBeGreaterThanOrEqual(1);
 
     expect(await r.purge(2)).toBe(200);
+    await settle(150);
     const afterAll = await everywhereAtOnce(r, [all]);
     for (const a of afterAll) expect(a.age).toBe(0);
     expect(r.simulator.controls.stats().searchByNumber[all]).toBe(2);

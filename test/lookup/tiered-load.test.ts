@@ -241,12 +241,31 @@ describe('lookup cache with a shared tier', () => {
     expect(a.logs.filter((l) => l.fields.event === 'shared_store_down')).toHaveLength(1);
     expect(a.storeEvents.filter((e) => e === 'lookup down')).toHaveLength(1);
     expect(a.storeEvents.filter((e) => e === 'lookup fallback').length).toBeGreaterThanOrEqual(3);
+    // After the first failed call the tier is skipped for a second (retryMs), then asked again.
+    expect(a.tier.calls).toEqual(['get']);
     a.tier.mode = 'ok';
+    d.advance(1);
     await a.service.lookup('+442079460004', CALLER);
     await settle();
     expect(a.logs.filter((l) => l.fields.event === 'shared_store_up')).toHaveLength(1);
     expect((await b.service.lookup('+442079460004', CALLER)).cacheStatus).toContain('detail=shared');
     expect(b.calls).toEqual([]);
+  });
+
+  it('asks a hung tier once, then skips it for a second: later misses do not wait on it', async () => {
+    const d = deployment();
+    const a = d.replica({ timeoutMs: 40 });
+    a.tier.mode = 'hang';
+    expect((await a.service.lookup('+442079460001', CALLER)).cacheStatus).toContain('fwd=miss');
+    const calls = a.tier.calls.length;
+    const started = performance.now();
+    for (const n of ['+442079460002', '+442079460003', '+442079460004'])
+      expect((await a.service.lookup(n, CALLER)).cacheStatus).toContain('fwd=miss');
+    expect(performance.now() - started).toBeLessThan(40);
+    expect(a.tier.calls.length).toBe(calls);
+    d.advance(1);
+    await a.service.lookup('+442079460005', CALLER);
+    expect(a.tier.calls.length).toBe(calls + 1);
   });
 
   it('does not wait on a tier that hangs for longer than its timeout', async () => {
