@@ -9,6 +9,10 @@ export interface OwnRedis {
   port: number;
   /** Kills it at once (SIGKILL), like a crash. */
   stop(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing answers, like a hung server. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
@@ -23,6 +27,8 @@ export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
