@@ -16,14 +16,30 @@ export interface RedisCounterStoreOptions {
 
 // A key without a TTL (PTTL -1, never written by us) or missing (-2) is a window not yet open.
 // Returns {allowed, count, pttl}.
-const CONSUME = `
+// A key's count, or nil when the key holds anything else (a malformed or foreign value, another type): such a key
+// is that key's problem, treated as absent and overwritten, never an error that would mark the whole store down.
+const COUNT_OF = `
+local function count_of(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' and value.err then return nil end
+  local n = tonumber(value or '0')
+  if n == nil or n ~= math.floor(n) or n < 0 then return nil end
+  return n
+end
+`;
+
+const CONSUME = `${COUNT_OF}
 local points = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local ttl = redis.call('PTTL', KEYS[1])
 local count = 0
 local opens = ttl <= 0
-if opens then ttl = window else count = tonumber(redis.call('GET', KEYS[1]) or '0') end
+if not opens then
+  count = count_of(KEYS[1])
+  if count == nil then opens = true; count = 0; ttl = window end
+end
+if opens then ttl = window end
 if count + points > limit then return {0, count, ttl} end
 if opens then
   redis.call('SET', KEYS[1], points, 'PX', window)
@@ -33,12 +49,11 @@ end
 return {1, count + points, ttl}
 `;
 
-// Adds without a limit (negative: a refund), never below 0; opens the window if none is open. Returns {count, pttl}.
-const ADD = `
+const ADD = `${COUNT_OF}
 local points = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl <= 0 then
+if ttl <= 0 or count_of(KEYS[1]) == nil then
   local count = math.max(0, points)
   redis.call('SET', KEYS[1], count, 'PX', window)
   return {count, window}
@@ -51,10 +66,12 @@ end
 return {count, ttl}
 `;
 
-const GET = `
+const GET = `${COUNT_OF}
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 then return nil end
-return {tonumber(redis.call('GET', KEYS[1]) or '0'), ttl}
+local count = count_of(KEYS[1])
+if count == nil then return nil end
+return {count, ttl}
 `;
 
 interface CounterCommands {

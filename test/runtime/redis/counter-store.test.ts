@@ -35,6 +35,22 @@ describe.skipIf(!redisUp)('redis counter store (127.0.0.1:6379)', () => {
     expect(await client.get(`${prefix}:ctr:a`)).toBe('3');
   });
 
+  it('treats a malformed or foreign value in one key as absent and overwrites it, never failing the store', async () => {
+    const s = store();
+    await client.set(`${prefix}:ctr:junk`, 'not a number', 'PX', 60_000);
+    await client.set(`${prefix}:ctr:half`, '2.5', 'PX', 60_000);
+    await client.hset(`${prefix}:ctr:hash`, 'f', 'v');
+    await client.pexpire(`${prefix}:ctr:hash`, 60_000);
+    expect(await s.get('junk')).toBeNull();
+    expect(await s.consume('junk', 1, 3, 60_000)).toMatchObject({ allowed: true, count: 1 });
+    expect(await client.get(`${prefix}:ctr:junk`)).toBe('1');
+    expect(await s.add('half', 2, 60_000)).toMatchObject({ count: 2 });
+    expect(await s.consume('hash', 1, 3, 60_000)).toMatchObject({ allowed: true, count: 1 });
+    expect(await client.type(`${prefix}:ctr:hash`)).toBe('string');
+    // The other keys were never affected.
+    expect(await s.consume('a-fresh-key', 1, 3, 60_000)).toMatchObject({ allowed: true, count: 1 });
+  });
+
   it('lets a concurrent burst from two clients (two replicas) take exactly the limit', async () => {
     const [a, b] = [store(client), store(other)];
     const results = await Promise.all(
