@@ -42,13 +42,15 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       const where = address ?? 'unknown';
       const pairKey = `login-fail:pair:${await options.keyOf(`${clientId}\n${where}`)}`;
       const addressKey = `login-fail:addr:${await options.keyOf(where)}`;
-      // consume() is atomic: a parallel burst cannot check more secrets than the limit allows.
-      const pair = await counters.consume(pairKey, 1, options.failuresPerClient, windowMs);
-      if (!pair.allowed) return refused(pair.resetAt);
+      // consume() is atomic: a parallel burst cannot check more secrets than the limit allows. The address first:
+      // an address past its budget creates nothing more, so a flood of invented client ids from one address
+      // leaves at most its budget's worth of per-client keys.
       const perAddress = await counters.consume(addressKey, 1, options.failuresPerAddress, windowMs);
-      if (!perAddress.allowed) {
-        await counters.add(pairKey, -1, windowMs);
-        return refused(perAddress.resetAt);
+      if (!perAddress.allowed) return refused(perAddress.resetAt);
+      const pair = await counters.consume(pairKey, 1, options.failuresPerClient, windowMs);
+      if (!pair.allowed) {
+        await counters.add(addressKey, -1, windowMs);
+        return refused(pair.resetAt);
       }
       return {
         allowed: true,

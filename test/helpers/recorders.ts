@@ -18,6 +18,12 @@ export function captureLogger(): Logger & { lines: CapturedLog[] } {
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
+/** A logger that counts lines by message and keeps none of them: for floods, where keeping each line would be the leak. */
+export function countingLogger(counts: Map<string, number>): Logger {
+  const count = (_fields: LogFields, msg: string) => void counts.set(msg, (counts.get(msg) ?? 0) + 1);
+  return { debug: count, info: count, warn: count, error: count };
+}
+
 /** Telemetry that records the upstream and token events in order, e.g. ['upstreamCall', 'token', 'ok']. */
 export function recordingTelemetry(): { telemetry: Telemetry; events: unknown[][] } {
   const events: unknown[][] = [];

@@ -59,8 +59,9 @@ if ttl <= 0 or count_of(KEYS[1]) == nil then
   return {count, window}
 end
 local count = redis.call('INCRBY', KEYS[1], points)
-if count < 0 then
-  redis.call('SET', KEYS[1], 0, 'PX', ttl)
+if count <= 0 and points < 0 then
+  -- Given back to nothing: the key goes, so keys an outsider invents do not pile up.
+  redis.call('DEL', KEYS[1])
   count = 0
 end
 return {count, ttl}

@@ -40,6 +40,8 @@ export function createMemoryCounterStore(options: { clock: Clock }): CounterStor
     async add(key, points, windowMs) {
       const w = open(key, windowMs, clock());
       w.count = Math.max(0, w.count + points);
+      // Given back to nothing: the key is dropped, so keys an outsider invents do not pile up.
+      if (w.count === 0 && points < 0) windows.delete(key);
       return stateOf(w);
     },
     async get(key) {

@@ -77,13 +77,15 @@ describe.skipIf(!redisUp)('redis counter store (127.0.0.1:6379)', () => {
     expect(await s.consume('w', 1, 5, 60_000)).toMatchObject({ allowed: true, count: 1 });
   });
 
-  it('adds and refunds without a limit, never below zero, keeping the window', async () => {
+  it('adds and refunds without a limit, keeping the window, and drops a key given back to zero', async () => {
     const s = store();
     expect(await s.add('r', 3, 60_000)).toMatchObject({ count: 3 });
     expect(await s.add('r', -1, 60_000)).toMatchObject({ count: 2 });
-    expect(await s.add('r', -5, 60_000)).toMatchObject({ count: 0 });
     expect(await client.pttl(`${prefix}:ctr:r`)).toBeGreaterThan(0);
-    expect(await s.get('r')).toMatchObject({ count: 0 });
+    expect(await s.add('r', -5, 60_000)).toMatchObject({ count: 0 });
+    // Nothing is kept for a key with nothing counted: keys an outsider invents do not pile up.
+    expect(await client.exists(`${prefix}:ctr:r`)).toBe(0);
+    expect(await s.get('r')).toBeNull();
     expect(await s.get('never-written')).toBeNull();
   });
 });

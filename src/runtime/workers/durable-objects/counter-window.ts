@@ -46,7 +46,14 @@ export function createCounterWindow(options: { storage: DurableObjectStorage; cl
     },
     async add(points, windowMs) {
       const w = await open(windowMs, clock());
-      return save({ count: Math.max(0, w.count + points), resetAt: w.resetAt });
+      const count = Math.max(0, w.count + points);
+      if (count === 0 && points < 0) {
+        // Given back to nothing: the object keeps nothing for this key (an outsider's invented keys cost nothing).
+        cached = null;
+        await storage.delete(WINDOW_KEY);
+        return { count: 0, resetAt: w.resetAt };
+      }
+      return save({ count, resetAt: w.resetAt });
     },
     async get() {
       const w = await current(clock());
