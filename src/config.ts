@@ -169,6 +169,7 @@ const schema = z.object({
   CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
   CONSOLE_RATE_ON_STORE_ERROR: z._default(z.enum(['memory', 'open', 'closed']), 'memory'),
   CONSOLE_RATE_KEY_PREFIX: z._default(KEY_PREFIX, 'callerid:console-rl'),
+  RATELIMIT_HEADERS: z._default(z.enum(['draft-11', 'draft-6', 'both']), 'draft-11'),
   UPSTREAM_RESULTS_PATH: textOr('results'),
   UPSTREAM_PROVIDER_PATH: textOr('provider.id'),
   UPSTREAM_TOTAL_PATH: textOr('total'),
@@ -389,6 +390,7 @@ export function parseConfig(env: EnvSource) {
       onStoreError: e.QUOTA_ON_STORE_ERROR,
     },
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    rateLimitHeaders: e.RATELIMIT_HEADERS,
     cache: {
       maxBytes: e.CACHE_MAX_BYTES,
       ttlSeconds: e.CACHE_TTL_SECONDS,

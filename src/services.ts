@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
-import { createLoginThrottle, type LoginThrottle } from './auth/login-throttle.js';
+import { createLoginThrottle, type LoginThrottle } from './limits/login-throttle.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DocsAssets } from './docs/docs-routes.js';
@@ -15,12 +15,13 @@ import { createRequestRecorder, type RequestRecorder } from './observability/req
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
-import { createConsoleRateLimiter, type ConsoleRateLimiter } from './rate-limit/console-limiter.js';
+import { createConsoleRateLimiter, type ConsoleRateLimiter } from './limits/console-limits.js';
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from './middleware/client-auth.js';
-import { clientAddress } from './rate-limit/client-address.js';
+import { clientAddress } from './limits/client-address.js';
+import type { SharedLimiters } from './limits/limit.js';
 import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
 import { inProcess, type RunInBackground } from './shared-state/background.js';
@@ -52,6 +53,8 @@ export interface RuntimeDeps {
   tokenStore?: TokenStore;
   lookupTier?: LookupTier;
   counters?: CounterStore;
+  /** The rate limits' store (rate-limiter-flexible): RateLimiterRedis, or the Durable Object store on Workers. */
+  limiters?: SharedLimiters;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
   /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
@@ -141,6 +144,9 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clients: [...config.clients.keys()],
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: countersWhenDown('memory'),
+    limiters: runtime.limiters,
+    limiterHealth: counterHealth,
+    headerFormat: config.rateLimitHeaders,
     quotaCounters: countersWhenDown(config.guard.onStoreError),
     // The 429 cooldown and the breaker's opening for the deployment; per process while the store is down.
     pauseCounters: counterHealth && countersWhenDown('memory'),
@@ -173,7 +179,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   const loginThrottle = createLoginThrottle({
     // While the shared store is down, each process counts failed logins alone.
-    counters: countersWhenDown('memory'),
+    shared: runtime.limiters,
+    health: counterHealth,
     failuresPerClient: config.login.failuresPerClient,
     failuresPerAddress: config.login.failuresPerAddress,
     windowSeconds: config.login.failureWindowSeconds,
@@ -212,10 +219,10 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     docsAssets: runtime.docsAssets,
     consoleLimiter: createConsoleRateLimiter({
       ...config.console.rate,
-      counters,
+      shared: runtime.limiters,
       health: counterHealth,
+      headerFormat: config.rateLimitHeaders,
       logger,
-      telemetry,
       clock,
       keyOf: (address) => addressHasher.hash(address),
     }),

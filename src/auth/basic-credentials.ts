@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { ClientRegistry } from './client-registry.js';
 
-/** One attempt's budget: the shape of the failed-login throttle of POST /token/login (src/auth/login-throttle.ts). */
+/** One attempt's budget: the shape of the failed-login throttle of POST /token/login (src/limits/login-throttle.ts). */
 export interface CredentialThrottle {
   begin(
     clientId: string,

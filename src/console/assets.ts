@@ -104,6 +104,22 @@ export const CONSOLE_SCRIPT = `'use strict';
   const examples = [main.dataset.exampleInternational, main.dataset.exampleNational].filter(Boolean);
   // One clock for every countdown on the page: the quota line and the rate-limit message always agree.
   let quotaState = null;
+
+  // Where the search stands: RateLimit names the policy nearest to refusal ("console-address";r=7;t=42) and
+  // RateLimit-Policy gives its quota (q=10); a gateway set to the older fields sends RateLimit-Limit and the rest.
+  function rateLimitOf(headers) {
+    const current = /^"([^"]*)";r=([0-9]+);t=([0-9]+)/.exec(headers.get('ratelimit') || '');
+    if (current) {
+      const policy = (headers.get('ratelimit-policy') || '').split(',').map((p) => p.trim())
+        .find((p) => p.startsWith('"' + current[1] + '";'));
+      const quota = policy && /;q=([0-9]+)/.exec(policy);
+      if (quota) return { limit: quota[1], remaining: current[2], reset: Number(current[3]) };
+    }
+    const limit = headers.get('ratelimit-limit');
+    const remaining = headers.get('ratelimit-remaining');
+    const reset = parseInt(headers.get('ratelimit-reset') || '', 10);
+    return limit && remaining ? { limit, remaining, reset: Number.isFinite(reset) ? reset : 0 } : null;
+  }
   let blockedUntil = 0;
   let ticker = null;
 
@@ -213,10 +229,8 @@ export const CONSOLE_SCRIPT = `'use strict';
       return;
     }
     button.disabled = false;
-    const limit = response.headers.get('ratelimit-limit');
-    const remaining = response.headers.get('ratelimit-remaining');
-    const reset = parseInt(response.headers.get('ratelimit-reset') || '', 10);
-    quotaState = limit && remaining ? { limit, remaining, resetAt: Date.now() + (Number.isFinite(reset) ? reset : 0) * 1000 } : null;
+    const rate = rateLimitOf(response.headers);
+    quotaState = rate ? { limit: rate.limit, remaining: rate.remaining, resetAt: Date.now() + rate.reset * 1000 } : null;
     tick();
     let body = null;
     try { body = JSON.parse(text); } catch (err) { body = null; }

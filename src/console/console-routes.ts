@@ -3,8 +3,8 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv, LookupNote } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemResponse } from '../errors.js';
-import { clientAddress } from '../rate-limit/client-address.js';
-import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
+import { clientAddress } from '../limits/client-address.js';
+import type { RateLimitState } from '../limits/headers.js';
 import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { Services } from '../services.js';
@@ -196,8 +196,7 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
     // shared store (each would otherwise cost a round trip to Redis or a Durable Object).
     if (kind === 'search' && c.req.method === 'GET') {
       state ??= await consoleLimiter.peek(address);
-      for (const [name, value] of Object.entries(rateLimitHeaders(state, consoleLimiter.policy)))
-        headers.set(name, value);
+      for (const [name, value] of Object.entries(consoleLimiter.fields.headers(state))) headers.set(name, value);
     }
     headers.set('content-security-policy', CONTENT_SECURITY_POLICY);
     headers.set('x-content-type-options', 'nosniff');

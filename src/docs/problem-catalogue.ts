@@ -53,9 +53,8 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
   },
   too_many_requests: {
     when: 'Too many requests: a registered client over `CLIENT_RATE_PER_MINUTE`, the console over its per-address or total limit, or too many failed logins for a client id or from an address (`LOGIN_FAILURES_*`; then `error` is `temporarily_unavailable`).',
-    action: 'Wait `Retry-After` seconds; on searches the `RateLimit-*` headers say how much is left.',
-    headers:
-      '`Retry-After`, and on searches `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`',
+    action: 'Wait `Retry-After` seconds; on searches the `RateLimit` field says how much is left.',
+    headers: '`Retry-After`, and on searches `RateLimit` and `RateLimit-Policy`',
   },
   internal: {
     when: 'A bug in the gateway. No internals are shown.',

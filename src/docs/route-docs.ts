@@ -15,11 +15,17 @@ const GATEWAY_TOKEN: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: 
 const CLIENT: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }, { clientBasic: [] }];
 const ANONYMOUS: OpenAPIV3_1.SecurityRequirementObject[] = [];
 
+// draft-ietf-httpapi-ratelimit-headers-11; RATELIMIT_HEADERS=draft-6 or both sends the older trio instead or as well.
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': header('Searches allowed in the current window.'),
-  'RateLimit-Remaining': header('Searches left in the current window.'),
-  'RateLimit-Reset': header('Seconds until the window resets.'),
-  'RateLimit-Policy': header('The limits, e.g. `600;w=60`.'),
+  RateLimit: header(
+    'The policy nearest to refusal: `r` requests remaining, `t` seconds until its window starts afresh, e.g. `"client";r=598;t=42`.',
+  ),
+  'RateLimit-Policy': header(
+    'The policies that apply: `q` requests per `w` seconds, e.g. `"client";q=600;w=60` (with RATELIMIT_HEADERS=draft-6: `600;w=60`).',
+  ),
+  'RateLimit-Limit': header('With RATELIMIT_HEADERS=draft-6 or both: searches allowed in the current window.'),
+  'RateLimit-Remaining': header('With RATELIMIT_HEADERS=draft-6 or both: searches left in the current window.'),
+  'RateLimit-Reset': header('With RATELIMIT_HEADERS=draft-6 or both: seconds until the window resets.'),
 };
 
 const SEARCH_HEADERS = {

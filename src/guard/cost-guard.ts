@@ -1,6 +1,10 @@
 // The cost guard of the paid upstream, built once per process: the per-client rate, the guarded upstream load
 // (cooldown, breaker, quotas, budget, concurrency), what each caller searched today, and its usage report.
 import type { Clock } from '../clock.js';
+import { createClientRate, type ClientRate } from '../limits/client-rate.js';
+import type { RateLimitHeaderFormat } from '../limits/headers.js';
+import type { SharedLimiters } from '../limits/limit.js';
+import type { StoreHealth } from '../shared-state/store-health.js';
 import type { GuardConfig } from '../config.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { GuardStatus } from '../observability/guard-metrics.js';
@@ -9,10 +13,9 @@ import type { RunInBackground } from '../shared-state/background.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 import { createBulkhead } from './bulkhead.js';
 import { createCircuitBreaker, type BreakerSnapshot } from './circuit-breaker.js';
-import { createClientRate, type ClientRate } from './client-rate.js';
 import { createCooldown } from './cooldown.js';
 import { nextUtcMidnight, utcDay } from './day-window.js';
-import { createLocalCounters } from './local-counters.js';
+import { createLocalCounters } from '../limits/local-counters.js';
 import { createSharedPauses, localPausesOnly } from './shared-pauses.js';
 import { createUpstreamCharges, QuotaExhaustedError, type DailyUse } from './upstream-charges.js';
 import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-guard.js';
@@ -55,8 +58,13 @@ export interface CostGuardOptions {
   timeoutMs: number;
   /** Registered client ids, in GATEWAY_CLIENTS order. */
   clients: readonly string[];
-  /** Usage and rate counts (`memory` store-error mode: they keep counting here when the store is down). */
+  /** Usage counts (`memory` store-error mode: they keep counting here when the store is down). */
   counters: CounterStore;
+  /** The client rate's shared limiter store and its health; absent, the rate holds per process. */
+  limiters?: SharedLimiters | undefined;
+  limiterHealth?: StoreHealth | undefined;
+  /** RATELIMIT_HEADERS; default draft-11. */
+  headerFormat?: RateLimitHeaderFormat;
   /** Quotas and budget (QUOTA_ON_STORE_ERROR applied). */
   quotaCounters: CounterStore;
   /**
@@ -141,7 +149,14 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   }
 
   return {
-    rate: createClientRate({ perMinute: config.ratePerMinute, counters: local, clock }),
+    rate: createClientRate({
+      perMinute: config.ratePerMinute,
+      clock,
+      background: options.background,
+      shared: options.limiters,
+      health: options.limiterHealth,
+      headerFormat: options.headerFormat ?? 'draft-11',
+    }),
     guardLoad: (search) =>
       guardUpstream(search, {
         cooldown,

@@ -1,10 +1,9 @@
-// The guard on the search routes: the client's rate before the lookup (429 with RateLimit-* and Retry-After),
-// the RateLimit-* headers on every answer, and each answer counted per caller with its result.
+// The guard on the search routes: the client's rate before the lookup (429 with the RateLimit fields and Retry-After),
+// the RateLimit fields on every answer, and each answer counted per caller with its result.
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
-import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import type { CostGuard } from './cost-guard.js';
 
 const REFUSALS: Partial<Record<ErrorCode, SearchResult>> = {
@@ -27,7 +26,7 @@ export function clientSearchGuard(guard: CostGuard): MiddlewareHandler<AppEnv> {
   return async function clientSearchGuard(c, next) {
     const client = c.get('clientId');
     const { allowed, state } = guard.rate.take(client);
-    const headers = rateLimitHeaders(state, guard.rate.policy);
+    const headers = guard.rate.fields.headers(state);
     if (!allowed) {
       guard.countSearch(client, 'rate_limited');
       const retryAfter = String(state.resetSeconds);

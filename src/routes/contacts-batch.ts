@@ -8,7 +8,7 @@ import { GatewayError, problemFor } from '../errors.js';
 import { searchResultOf } from '../guard/search-guard.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import { clientAuth } from '../middleware/client-auth.js';
-import { rateLimitHeaders, type RateLimitState } from '../rate-limit/console-limiter.js';
+import type { RateLimitState } from '../limits/headers.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from './contacts-search.js';
 import { lookupDeadline } from './prefer-wait.js';
@@ -81,7 +81,7 @@ export function contactsBatchRoutes(
         'too_many_requests',
         `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`,
         {
-          headers: { ...rateLimitHeaders(state, guard.rate.policy), 'retry-after': String(state.resetSeconds) },
+          headers: { ...guard.rate.fields.headers(state), 'retry-after': String(state.resetSeconds) },
         },
       );
     }
@@ -133,7 +133,7 @@ export function contactsBatchRoutes(
       }
       return e164;
     });
-    if (rate !== undefined) Object.assign(headers, rateLimitHeaders(rate, guard.rate.policy));
+    if (rate !== undefined) Object.assign(headers, guard.rate.fields.headers(rate));
     // Every lookup settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
     const outcomes = new Map<string, Outcome>();
     await Promise.all([...lookups].map(async ([e164, pending]) => outcomes.set(e164, await pending)));

@@ -7,7 +7,6 @@ import { routeDocs } from '../docs/route-docs.js';
 import { createCallerNameOf } from '../cnam/caller-name.js';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
-import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER, readWhat } from './contacts-search.js';
 import { lookupDeadline } from './prefer-wait.js';
@@ -82,7 +81,7 @@ export function contactsCnamRoutes(
     const client = auth.clientId;
     c.set('clientId', client);
     const rate = guard.rate.take(client);
-    Object.assign(headers, rateLimitHeaders(rate.state, guard.rate.policy));
+    Object.assign(headers, guard.rate.fields.headers(rate.state));
     if (!rate.allowed) {
       guard.countSearch(client, 'rate_limited');
       headers['retry-after'] = String(rate.state.resetSeconds);

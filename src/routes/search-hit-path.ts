@@ -5,7 +5,6 @@
 import type { LookupNote } from '../app-env.js';
 import { bearerToken } from '../auth/bearer.js';
 import type { Services } from '../services.js';
-import { rateLimitHeaders } from '../rate-limit/console-limiter.js';
 import { lookupHeaders } from './contacts-search.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
@@ -83,7 +82,7 @@ export function createSearchHitPath(
         ? requestIdHeader
         : crypto.randomUUID();
     const headers = lookupHeaders(result);
-    Object.assign(headers, rateLimitHeaders(rate.state, guard.rate.policy));
+    Object.assign(headers, guard.rate.fields.headers(rate.state));
     headers['x-request-id'] = requestId;
     return {
       headers,

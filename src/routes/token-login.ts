@@ -6,7 +6,7 @@ import { routeDocs } from '../docs/route-docs.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { BASIC, decodeBasic } from '../auth/basic-credentials.js';
 import { GatewayError } from '../errors.js';
-import { clientAddress } from '../rate-limit/client-address.js';
+import { clientAddress } from '../limits/client-address.js';
 import type { Services } from '../services.js';
 
 /** RFC 6749 section 5.2 with RFC 9110's challenge on a 401: the token endpoint takes client_secret_basic. */

@@ -23,6 +23,7 @@ import { createNodeLogger } from './logger.js';
 import { createNodeMetrics, startMetricsServer, type MetricsServer } from './metrics.js';
 import { createNodeRedis } from '../redis/client.js';
 import { createRedisCounterStore } from '../redis/counter-store.js';
+import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
@@ -113,6 +114,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           clock,
         })
       : undefined,
+    // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
+    limiters: redis ? createRedisLimiters({ client: redis.client, keyPrefix: config.redis.keyPrefix }) : undefined,
     lookupTier,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret

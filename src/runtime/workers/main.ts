@@ -14,6 +14,7 @@ import { createFetchHttp } from '../../upstream/http.js';
 import { createCacheApiTier, type EdgeCache } from './lookup-tier.js';
 import { analyticsDataPoint } from './analytics.js';
 import { createWorkerCounterStore } from './counter-store.js';
+import { createWorkerLimiters } from './limiters.js';
 import { createConsoleLogger } from './logger.js';
 import { createRequestScopes } from './request-scope.js';
 import { readWorkerSettings } from './settings.js';
@@ -57,6 +58,9 @@ export async function createWorkerGateway(
   const edgeCache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
   const { analytics } = settings;
 
+  const counters = settings.counterObjects
+    ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
+    : undefined;
   const services = await createServices(config, {
     http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
     clock: systemClock,
@@ -73,9 +77,8 @@ export async function createWorkerGateway(
           upstreamTimeoutMs: config.upstream.timeoutMs,
         })
       : undefined,
-    counters: settings.counterObjects
-      ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
-      : undefined,
+    counters,
+    limiters: counters && createWorkerLimiters(counters),
     lookupTier:
       settings.lookupCacheApi && edgeCache
         ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })

@@ -2,6 +2,7 @@
 // deployment: what docs/workers.md promises: one deployment, one truth, end to end through the app.
 import { abortAllDurableObjects, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { rateLimitOf } from '../../../helpers/rate-limit-fields.js';
 import type { AnalyticsEngineDataPoint } from '../../../../src/runtime/workers/bindings.js';
 import { DESKTOPS } from '../../../console/user-agents.js';
 import { isolate, simulator } from './control.js';
@@ -69,7 +70,7 @@ describe('two isolates of one Worker deployment', () => {
     expect((await consoleSearch(a, '198.51.100.3')).status).toBe(200);
     const refused = await consoleSearch(b, '198.51.100.4');
     expect(refused.status).toBe(429);
-    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(rateLimitOf(refused)).toMatchObject({ policy: 'console-total', remaining: 0 });
   });
 
   it('answer a number fetched through one from the Cache API through the other, with a true Age', async () => {

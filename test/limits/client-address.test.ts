@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalAddress, clientAddress } from '../../src/rate-limit/client-address.js';
+import { canonicalAddress, clientAddress } from '../../src/limits/client-address.js';
 
 describe('clientAddress', () => {
   it('ignores X-Forwarded-For without trusted proxies', () => {

@@ -26,7 +26,7 @@ export interface LocalCounters {
 
 export interface LocalCountersOptions {
   /** A store that does not reject (its store-error mode applied): a failed reconciliation keeps counting here. */
-  store: CounterStore;
+  store: Pick<CounterStore, 'add'>;
   clock: Clock;
   background: RunInBackground;
   /** Reconcile at most this often (and at least this soon after a count). */

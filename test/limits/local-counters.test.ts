@@ -1,8 +1,7 @@
 // Counting on this process (the hit path) and reconciling with the shared store in the background: two
 // "replicas" sharing one store learn each other's counts, and a decision never waits for the store.
 import { describe, expect, it } from 'vitest';
-import { createLocalCounters } from '../../src/guard/local-counters.js';
-import { createClientRate } from '../../src/guard/client-rate.js';
+import { createLocalCounters } from '../../src/limits/local-counters.js';
 import type { CounterStore } from '../../src/shared-state/counter-store.js';
 import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
 
@@ -84,23 +83,5 @@ describe('local counters', () => {
     down = false;
     await counters.sync();
     expect((await store.get('f'))?.count).toBe(2);
-  });
-});
-
-describe('client rate', () => {
-  it('counts per client per clock minute and reports RateLimit state', async () => {
-    const time = { now: Date.parse('2026-03-01T10:00:45Z') };
-    const clock = () => time.now;
-    const { counters } = replica(createMemoryCounterStore({ clock }), clock);
-    const rate = createClientRate({ perMinute: 2, counters, clock });
-    expect(rate.policy).toBe('2;w=60');
-    expect(rate.take('crm')).toEqual({ allowed: true, state: { limit: 2, remaining: 1, resetSeconds: 15 } });
-    expect(rate.take('crm').allowed).toBe(true);
-    expect(rate.allows('crm')).toBe(false);
-    expect(rate.take('crm')).toEqual({ allowed: false, state: { limit: 2, remaining: 0, resetSeconds: 15 } });
-    expect(rate.take('pbx').allowed).toBe(true);
-    time.now = Date.parse('2026-03-01T10:01:00Z');
-    expect(rate.allows('crm')).toBe(true);
-    expect(rate.take('crm').state).toEqual({ limit: 2, remaining: 1, resetSeconds: 60 });
   });
 });

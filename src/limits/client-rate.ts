@@ -1,0 +1,80 @@
+// CLIENT_RATE_PER_MINUTE: searches per registered client per clock minute, every answer counting (cache hits on
+// the Node hit path too). Counted on this process at once and reconciled with the limit's store in the
+// background (its rate-limiter-flexible limiter: RateLimiterRedis, the Durable Object store, or memory): never a
+// network round trip per search.
+import type { Clock } from '../clock.js';
+import { createLocalCounters } from './local-counters.js';
+import type { RunInBackground } from '../shared-state/background.js';
+import type { StoreHealth } from '../shared-state/store-health.js';
+import {
+  createRateLimitFields,
+  type RateLimitFields,
+  type RateLimitHeaderFormat,
+  type RateLimitState,
+} from './headers.js';
+import { createLimit, type SharedLimiters } from './limit.js';
+
+export interface RateDecision {
+  allowed: boolean;
+  state: RateLimitState;
+}
+
+export interface ClientRate {
+  /** Counts one search of `client` (a refusal counts nothing); synchronous. */
+  take(client: string): RateDecision;
+  /** Whether a `take` now would be allowed, counting nothing. */
+  allows(client: string): boolean;
+  /** The RateLimit header fields of the `client` policy. */
+  readonly fields: RateLimitFields;
+  /** Sends the counts taken here to the store now (what the background does every 250 ms). */
+  sync(): Promise<void>;
+}
+
+export interface ClientRateOptions {
+  perMinute: number;
+  clock: Clock;
+  background: RunInBackground;
+  /** The runtime's shared limiter store; while it is down the counts stay here. Absent: per process. */
+  shared?: SharedLimiters | undefined;
+  health?: StoreHealth | undefined;
+  headerFormat: RateLimitHeaderFormat;
+}
+
+export const CLIENT_POLICY = 'client';
+const MINUTE_MS = 60_000;
+/** Reconciling the local counts with the store at most this often keeps it at a few commands per second. */
+const SYNC_INTERVAL_MS = 250;
+
+export function createClientRate(options: ClientRateOptions): ClientRate {
+  const { perMinute, clock } = options;
+  const limit = createLimit({
+    spec: { keyPrefix: 'rate', points: perMinute, durationSeconds: 60 },
+    shared: options.shared,
+    mode: 'memory',
+    health: options.health,
+    clock,
+  });
+  const counters = createLocalCounters({
+    store: limit,
+    clock,
+    background: options.background,
+    intervalMs: SYNC_INTERVAL_MS,
+  });
+  // Clock-aligned windows: every replica agrees on where a minute starts without asking the store.
+  const keyOf = (client: string, now: number) => `${client}:${Math.floor(now / MINUTE_MS)}`;
+  return {
+    fields: createRateLimitFields([{ name: CLIENT_POLICY, quota: perMinute, windowSeconds: 60 }], options.headerFormat),
+    allows: (client) => counters.peek(keyOf(client, clock())) < perMinute,
+    take(client) {
+      const now = clock();
+      const resetAt = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;
+      const d = counters.take(keyOf(client, now), perMinute, resetAt);
+      const resetSeconds = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
+      return {
+        allowed: d.allowed,
+        state: { policy: CLIENT_POLICY, limit: perMinute, remaining: Math.max(0, perMinute - d.count), resetSeconds },
+      };
+    },
+    sync: counters.sync,
+  };
+}
