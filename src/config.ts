@@ -183,6 +183,7 @@ const schema = z.object({
   CLIENT_RATE_PER_MINUTE: int(1, 10_000_000, 600),
   CLIENT_UPSTREAM_QUOTA_PER_DAY: optionalInt(0, 1_000_000_000),
   CLIENT_UPSTREAM_QUOTAS: quotaList,
+  CONSOLE_UPSTREAM_QUOTA_PER_DAY: int(0, 1_000_000_000, 1000),
   UPSTREAM_BUDGET_PER_DAY: optionalInt(0, 1_000_000_000),
   UPSTREAM_MAX_CONCURRENCY: int(1, 10_000, 32),
   UPSTREAM_MAX_QUEUE: int(0, 100_000, 256),
@@ -377,7 +378,8 @@ export function parseConfig(env: EnvSource) {
       ratePerMinute: e.CLIENT_RATE_PER_MINUTE,
       /** Upstream calls per caller per UTC day: the override of CLIENT_UPSTREAM_QUOTAS, else this default. */
       quotaPerDay: e.CLIENT_UPSTREAM_QUOTA_PER_DAY,
-      quotas: e.CLIENT_UPSTREAM_QUOTAS,
+      /** CLIENT_UPSTREAM_QUOTAS, with the console's quota (its `console:N`, else CONSOLE_UPSTREAM_QUOTA_PER_DAY). */
+      quotas: new Map([['console', e.CONSOLE_UPSTREAM_QUOTA_PER_DAY], ...e.CLIENT_UPSTREAM_QUOTAS]),
       /** Upstream calls per UTC day for all callers together, the console included. */
       budgetPerDay: e.UPSTREAM_BUDGET_PER_DAY,
       maxConcurrency: e.UPSTREAM_MAX_CONCURRENCY,

@@ -153,11 +153,11 @@ describe('configuration', () => {
 });
 
 describe('cost guard configuration', () => {
-  it('has the documented defaults: a rate, no quota, no budget', () => {
+  it("has the documented defaults: a rate, the console's quota, no client quota, no budget", () => {
     expect(parseConfig(full).guard).toEqual({
       ratePerMinute: 600,
       quotaPerDay: undefined,
-      quotas: new Map(),
+      quotas: new Map([['console', 1000]]),
       budgetPerDay: undefined,
       maxConcurrency: 32,
       maxQueue: 256,
@@ -178,10 +178,15 @@ describe('cost guard configuration', () => {
       QUOTA_ON_STORE_ERROR: 'closed',
     }).guard;
     expect(g.quotaPerDay).toBe(100);
-    expect([...g.quotas]).toEqual([
-      ['pbx', 5],
-      ['console', 0],
-    ]);
+    expect(g.quotas).toEqual(
+      new Map([
+        ['pbx', 5],
+        ['console', 0],
+      ]),
+    );
+    expect(parseConfig({ ...full, CONSOLE_UPSTREAM_QUOTA_PER_DAY: '50' }).guard.quotas).toEqual(
+      new Map([['console', 50]]),
+    );
     expect(g.budgetPerDay).toBe(1000);
     expect(g.onStoreError).toBe('closed');
   });

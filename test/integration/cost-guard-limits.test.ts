@@ -129,6 +129,24 @@ describe('daily upstream quotas (CLIENT_UPSTREAM_QUOTA_PER_DAY, CLIENT_UPSTREAM_
 });
 
 describe('daily budget (UPSTREAM_BUDGET_PER_DAY)', () => {
+  it('gives the console its own daily upstream quota (CONSOLE_UPSTREAM_QUOTA_PER_DAY): past it console misses answer 429, its cached answers and the clients go on', async () => {
+    const s = await start({ CONSOLE_UPSTREAM_QUOTA_PER_DAY: '2', CONSOLE_PROVIDER: 'swissdir' });
+    expect((await consoleSearch(s.gateway.url, missNumber(1))).status).toBe(200);
+    expect((await consoleSearch(s.gateway.url, missNumber(2))).status).toBe(200);
+    const refused = await consoleSearch(s.gateway.url, missNumber(3));
+    expect(refused.status).toBe(429);
+    expect(await problemType(refused)).toBe('quota-exhausted');
+    expect(Math.abs(Number(refused.headers.get('retry-after')) - secondsToMidnight())).toBeLessThanOrEqual(2);
+    // What the console already fetched it still answers; a client's own searches are not the console's quota.
+    expect((await consoleSearch(s.gateway.url, missNumber(1))).status).toBe(200);
+    expect(s.simulator.controls.stats().searchCalls).toBe(2);
+    expect((await s.search(missNumber(3), await s.login('crm'))).status).toBe(200);
+    expect(s.simulator.controls.stats().searchCalls).toBe(3);
+    const usage = await usageOf(s);
+    expect(usage.clients.find((c) => c.id === 'console')).toMatchObject({ upstreamCalls: 2, quota: 2, remaining: 0 });
+    expect(await metricValue(s, 'callerid_gateway_quota_rejections_total{client="console",scope="quota"}')).toBe(1);
+  });
+
   it("counts the console's searches with the API's and answers misses 503 budget-exhausted once spent", async () => {
     const s = await start({ UPSTREAM_BUDGET_PER_DAY: '3', CONSOLE_PROVIDER: 'swissdir' });
     const crm = await s.login('crm');
