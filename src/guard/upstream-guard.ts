@@ -74,7 +74,8 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
     let charged = false;
     try {
       refuseIfClosed();
-      const release = await bulkhead.acquire(deadline);
+      // The console counts as one caller: its share is one caller's, whatever its traffic.
+      const release = await bulkhead.acquire(context.client, deadline);
       if (typeof release !== 'function') {
         throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', {
           headers: { 'retry-after': '1' },
