@@ -3,7 +3,7 @@
 // nearest to refusal (`"console-address";r=7;t=42`). Serialised as Structured Field Values (RFC 9651) by the
 // `structured-headers` package. RATELIMIT_HEADERS=draft-6 (or `both`) keeps the older trio
 // (`RateLimit-Limit`, `-Remaining`, `-Reset` and `RateLimit-Policy: 10;w=60`) for clients that read it.
-import { serializeItem, serializeList } from 'structured-headers';
+import { serializeList, serializeString } from 'structured-headers';
 
 export type RateLimitHeaderFormat = 'draft-11' | 'draft-6' | 'both';
 
@@ -45,6 +45,9 @@ export function createRateLimitFields(policies: RateLimitPolicy[], format: RateL
     ]),
   );
   const draft6Policy = policies.map((p) => `${p.quota};w=${p.windowSeconds}`).join(', ');
+  // Each policy's name serialised once; per answer only its two integer parameters follow, which RFC 9651 writes
+  // as their decimal digits (the hit path pays a string concatenation, not a serialiser's pass).
+  const names = new Map(policies.map((p) => [p.name, serializeString(p.name)]));
   const draft11 = format !== 'draft-6';
   const draft6 = format !== 'draft-11';
 
@@ -54,13 +57,8 @@ export function createRateLimitFields(policies: RateLimitPolicy[], format: RateL
       const headers: Record<string, string> = {};
       if (draft11) {
         headers['ratelimit-policy'] = policyField;
-        headers['ratelimit'] = serializeItem([
-          state.policy,
-          new Map([
-            ['r', state.remaining],
-            ['t', state.resetSeconds],
-          ]),
-        ]);
+        const name = names.get(state.policy) ?? serializeString(state.policy);
+        headers['ratelimit'] = `${name};r=${Math.trunc(state.remaining)};t=${Math.trunc(state.resetSeconds)}`;
       }
       if (draft6) {
         headers['ratelimit-limit'] = String(state.limit);
