@@ -184,6 +184,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     failuresPerClient: config.login.failuresPerClient,
     failuresPerAddress: config.login.failuresPerAddress,
     windowSeconds: config.login.failureWindowSeconds,
+    headerFormat: config.rateLimitHeaders,
     keyOf: (text) => loginHasher.hash(text),
     clock,
   });

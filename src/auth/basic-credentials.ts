@@ -10,14 +10,20 @@ export interface CredentialThrottle {
   begin(
     clientId: string,
     address: string | undefined,
-  ): Promise<{ allowed: boolean; retryAfterSeconds: number; succeeded(): Promise<void> }>;
+  ): Promise<{
+    allowed: boolean;
+    retryAfterSeconds: number;
+    headers: Record<string, string>;
+    succeeded(): Promise<void>;
+  }>;
 }
 
 export type BasicVerdict =
   | { clientId: string }
   /** `claimedId`: the id the credentials named, when they could be decoded. */
   | { refused: 'invalid'; claimedId?: string }
-  | { refused: 'throttled'; retryAfterSeconds: number };
+  /** `headers`: `Retry-After` and the RateLimit fields of the policy that refused. */
+  | { refused: 'throttled'; retryAfterSeconds: number; headers: Record<string, string> };
 
 export interface BasicCredentials {
   /** Checks the base64 part of `Authorization: Basic ...` for the caller at `address`. */
@@ -71,7 +77,7 @@ export function createBasicCredentials(options: BasicCredentialsOptions): BasicC
       if (pair === undefined) return INVALID;
       const attempt = throttle === undefined ? undefined : await throttle.begin(pair.id, address);
       if (attempt !== undefined && !attempt.allowed)
-        return { refused: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds };
+        return { refused: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds, headers: attempt.headers };
       if (!(await clients.authenticate(pair.id, pair.secret))) return { refused: 'invalid', claimedId: pair.id };
       await attempt?.succeeded();
       remembered.set(encoded, pair.id);

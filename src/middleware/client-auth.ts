@@ -56,7 +56,7 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
       const seconds = String(verdict.retryAfterSeconds);
       return {
         refused: new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, {
-          headers: { 'retry-after': seconds },
+          headers: verdict.headers,
         }),
       };
     }

@@ -90,7 +90,7 @@ export function tokenLoginRoutes(
     if (!attempt.allowed) {
       const seconds = String(attempt.retryAfterSeconds);
       throw new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, {
-        headers: { 'retry-after': seconds },
+        headers: attempt.headers,
         extensions: { error: 'temporarily_unavailable' },
       });
     }

@@ -13,7 +13,7 @@ export interface RateLimitReading {
 }
 
 /** The fields of `res`, or null when it has none; throws when they do not parse as structured fields. */
-export function rateLimitOf(res: Response): RateLimitReading | null {
+export function rateLimitOf(res: { headers: { get(name: string): string | null } }): RateLimitReading | null {
   const current = res.headers.get('ratelimit');
   const listed = res.headers.get('ratelimit-policy');
   if (current === null || listed === null) return null;

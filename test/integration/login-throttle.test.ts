@@ -1,14 +1,17 @@
-// Failed logins are limited per client id and address and per address (counter store), answered 429 with
-// Retry-After, logged with the client id and never the secret; the same client from another address still logs in.
+// Failed logins are limited per client id and address and per address (rate-limiter-flexible), answered 429 with
+// Retry-After and the RateLimit fields of the policy that refused, logged with the client id and never the
+// secret; the same client from another address still logs in.
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/pbx.js';
+import { rateLimitOf, type RateLimitReading } from '../helpers/rate-limit-fields.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
 interface Attempt {
   status: number;
   retryAfter: string | null;
   contentType: string | null;
+  rateLimit: RateLimitReading | null;
 }
 
 async function login(
@@ -29,6 +32,7 @@ async function login(
     status: res.status,
     retryAfter: res.headers.get('retry-after'),
     contentType: res.headers.get('content-type'),
+    rateLimit: rateLimitOf(res),
   };
 }
 
@@ -58,6 +62,10 @@ describe('login brute force', () => {
     expect(right.contentType).toBe('application/problem+json');
     expect(Number(right.retryAfter)).toBeGreaterThan(590);
     expect(Number(right.retryAfter)).toBeLessThanOrEqual(600);
+    // The policy that refused, as RateLimit fields; Retry-After is its `t`.
+    expect(right.rateLimit).toMatchObject({ policy: 'login-client', quota: 5, window: 600, remaining: 0 });
+    expect(right.rateLimit?.reset).toBe(Number(right.retryAfter));
+    expect(right.rateLimit?.policies).toEqual({ 'login-address': { q: 20, w: 600 }, 'login-client': { q: 5, w: 600 } });
   });
 
   it('does not lock the same client out from another address', async () => {
@@ -83,7 +91,9 @@ describe('login brute force', () => {
     for (let i = 0; i < 22; i++) statuses.push((await login(stack, '203.0.113.5', `made-up-${i}`, 'nope')).status);
     expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(20)).toEqual([429, 429]);
-    expect((await login(stack, '203.0.113.5', 'ops', CLIENTS.ops)).status).toBe(429);
+    const refused = await login(stack, '203.0.113.5', 'ops', CLIENTS.ops);
+    expect(refused.status).toBe(429);
+    expect(refused.rateLimit).toMatchObject({ policy: 'login-address', quota: 20, remaining: 0 });
     expect((await login(stack, '203.0.113.6', 'ops', CLIENTS.ops)).status).toBe(200);
   });
 
