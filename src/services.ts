@@ -1,5 +1,8 @@
 // Builds the gateway's services once from the configuration and what the runtime provides.
 import type { Context } from 'hono';
+import type { LookupCache } from './lookup/lookup-cache.js';
+import type { LookupService } from './lookup/lookup-service.js';
+import { createSearchPath } from './search-path.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
@@ -7,8 +10,6 @@ import { createLoginThrottle, type LoginThrottle } from './limits/login-throttle
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DocsAssets } from './docs/docs-routes.js';
-import { createLookupCache, type LookupCache } from './lookup/lookup-cache.js';
-import { createLookupService, type LookupService } from './lookup/lookup-service.js';
 import type { Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
@@ -22,14 +23,12 @@ import type { UpstreamHttp } from './upstream/http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from './middleware/client-auth.js';
 import { clientAddress } from './limits/client-address.js';
 import type { SharedLimiters } from './limits/limit.js';
-import { createSearchClient } from './upstream/search-client.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
 import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory/counter-store.js';
 import { createStoreHealth } from './shared-state/store-health.js';
-import type { SharedTierOptions } from './lookup/tiered-load.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -118,18 +117,6 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
     storeTimeoutMs: config.redis.timeoutMs,
   });
-  const search = createSearchClient({
-    http,
-    tokens: upstreamTokens,
-    baseUrl: upstream.baseUrl,
-    timeoutMs: upstream.timeoutMs,
-    clock,
-    telemetry,
-    logger,
-    // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
-    resultsPath: config.upstreamBody.resultsPath,
-    maxRetryAfterMs: config.guard.cooldownMaxSeconds * 1000,
-  });
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });
   // One health per shared store, shared by its users: one log line and one metric move per transition.
@@ -154,16 +141,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     background,
   });
-  const lookupCache = createLookupCache({
-    // Runs only for a real upstream call (not for hits, stale answers or joiners): the one place to charge it.
-    load: guard.guardLoad((e164, deadline) => search.search(e164, { deadline })),
-    clock,
-    background: runtime.background,
-    ...config.cache,
-    // One setting says where the results live, for the console filter and for "no listing" alike.
-    resultsPath: config.upstreamBody.resultsPath,
-    shared: runtime.lookupTier && sharedLookupTier(config, runtime, runtime.lookupTier, background),
-  });
+  // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/search-path.ts).
+  const { lookup, lookupCache } = createSearchPath(config, runtime, { upstreamTokens, guard, background });
   const clients = createClientRegistry(config.clients);
   const loginHasher = createKeyedHasher({
     key: `login-throttle:${config.gatewayTokens.secret}`,
@@ -233,13 +212,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     authenticateClient,
     normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
     upstreamTokens,
-    lookup: createLookupService({
-      cache: lookupCache,
-      telemetry,
-      othersFailure: guard.othersFailure,
-      background,
-      upstreamTimeoutMs: upstream.timeoutMs,
-    }),
+    lookup,
     lookupCache,
     counters,
     guard,
@@ -252,35 +225,5 @@ function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefi
   return function recordRequest(r) {
     record(r);
     hook(r);
-  };
-}
-
-/** The lookup cache's second tier: keys are keyed hashes under a key derived from the signing key, which replicas share. */
-function sharedLookupTier(
-  config: Config,
-  runtime: RuntimeDeps,
-  tier: LookupTier,
-  background: RunInBackground,
-): SharedTierOptions {
-  const keys = createKeyedHasher({
-    key: `lookup-tier:${config.gatewayTokens.secret}`,
-    syncHmac: runtime.syncHmac,
-    memoSize: 10_000,
-  });
-  const upstreamTimeoutMs = config.upstream?.timeoutMs ?? 0;
-  return {
-    tier,
-    keyOf: (e164) => keys.hash(e164),
-    health: createStoreHealth({
-      store: 'lookup',
-      kind: tier.kind,
-      logger: runtime.logger,
-      telemetry: runtime.telemetry,
-    }),
-    background,
-    timeoutMs: config.redis.timeoutMs,
-    fillWaitMs: config.sharedCache.fillWaitMs,
-    // Outlives the filler's one upstream call (bounded by UPSTREAM_TIMEOUT_MS), so a filler that died blocks nobody long.
-    leaseMs: upstreamTimeoutMs + 1000,
   };
 }
