@@ -8,38 +8,19 @@ import { clientAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import { lookupDeadline } from './prefer-wait.js';
+import { whatParam } from './what-param.js';
 
 /**
- * Reads the single `what` parameter. Any repetition is ambiguous and refused, however the name is spelled:
- * `wh%61t`, `%77hat`, `WHAT` decoded, or a bare `what` without `=` (another component could read either
- * value). Hono's single-value `query()` stays the reader; the raw query is only scanned for names.
+ * Reads the single `what` parameter (routes/what-param.ts). Any repetition is ambiguous and refused, however the
+ * name is spelled: `wh%61t`, `%77hat`, `WHAT`, or a bare `what` without `=`.
  */
 export function readWhat(c: Context): string | undefined {
   const url = c.req.url;
   const start = url.indexOf('?');
-  if (start !== -1 && countWhat(url.slice(start + 1)) > 1) {
-    throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
-  }
-  return c.req.query('what');
-}
-
-function countWhat(query: string): number {
-  let count = 0;
-  const end = query.indexOf('#');
-  for (const pair of (end === -1 ? query : query.slice(0, end)).split('&')) {
-    const eq = pair.indexOf('=');
-    let name = eq === -1 ? pair : pair.slice(0, eq);
-    if (name.length < 3) continue;
-    if (name.includes('%') || name.includes('+')) {
-      try {
-        name = decodeURIComponent(name.replaceAll('+', ' '));
-      } catch {
-        continue;
-      }
-    }
-    if (name.toLowerCase() === 'what') count++;
-  }
-  return count;
+  if (start === -1) return undefined;
+  const { count, value } = whatParam(url.slice(start + 1));
+  if (count > 1) throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
+  return value;
 }
 
 /** Contact data is personal: no shared cache may keep it, and no private one either (README, "Security"). */

@@ -6,6 +6,7 @@ import type { LookupNote } from '../app-env.js';
 import { bearerToken } from '../auth/bearer.js';
 import type { Services } from '../services.js';
 import { lookupHeaders } from './contacts-search.js';
+import { whatParam } from './what-param.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
 
@@ -28,33 +29,6 @@ export type SearchHitPath = (
 const GOOD_REQUEST_ID = /^[\w\-=]{1,64}$/;
 const PREFIX = `${SEARCH_ROUTE}?`;
 
-/** The single `what` value of a query string decoded as Hono decodes it, or undefined for anything unusual. */
-function singleWhat(query: string): string | undefined {
-  let found: string | undefined;
-  for (const pair of query.split('&')) {
-    const eq = pair.indexOf('=');
-    const key = eq === -1 ? pair : pair.slice(0, eq);
-    // An encoded name or another case of `what` may be a smuggled repetition: the app decides (400).
-    if (key.includes('%') || key.includes('+')) return undefined;
-    if (key !== 'what') {
-      if (key.length === 4 && key.toLowerCase() === 'what') return undefined;
-      continue;
-    }
-    if (found !== undefined || eq === -1) return undefined;
-    let value = pair.slice(eq + 1);
-    if (value.includes('+')) value = value.replaceAll('+', ' ');
-    if (value.includes('%')) {
-      try {
-        value = decodeURIComponent(value);
-      } catch {
-        return undefined;
-      }
-    }
-    found = value;
-  }
-  return found;
-}
-
 export function createSearchHitPath(
   services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>,
 ): SearchHitPath {
@@ -66,8 +40,9 @@ export function createSearchHitPath(
     const token = bearerToken(authorization);
     const verified = token === undefined ? undefined : gatewayTokens.peek(token);
     if (verified === undefined) return undefined;
-    const raw = singleWhat(target.slice(PREFIX.length));
-    const e164 = raw === undefined ? undefined : normalizer.peek(raw);
+    // The app's own reader: a repetition or a missing value is the app's to answer (400).
+    const what = whatParam(target.slice(PREFIX.length));
+    const e164 = what.count !== 1 || what.value === undefined ? undefined : normalizer.peek(what.value);
     if (e164 === undefined) return undefined;
     // Over the rate, the app answers the 429.
     if (!guard.rate.allows(verified.clientId)) return undefined;
