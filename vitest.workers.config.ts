@@ -28,6 +28,8 @@ export default defineConfig({
     globalSetup: ['test/runtime/workers/vitest-pool/simulator-global-setup.ts'],
     // One simulator and one set of Durable Objects for all files: files run one after another.
     fileParallelism: false,
+    // The Worker's log lines (console.log in workerd) are shown for a failing test only.
+    silent: 'passed-only',
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

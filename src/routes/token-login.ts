@@ -55,7 +55,8 @@ export function tokenLoginRoutes(
     if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
       throw oauthError('bad_request', 'invalid_request', 'The body must be application/x-www-form-urlencoded.');
     }
-    const form = new URLSearchParams(await c.req.text());
+    // Read as bytes: the form is not text to workerd, which warns on .text() of a form body.
+    const form = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
     const field = (name: string) => {
       const values = form.getAll(name);
       if (values.length > 1)
