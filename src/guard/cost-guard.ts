@@ -12,12 +12,21 @@ import type { SearchResult, Telemetry } from '../observability/telemetry.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 import { createBulkhead } from './bulkhead.js';
-import { createCircuitBreaker, type BreakerSnapshot } from './circuit-breaker.js';
-import { createCooldown } from './cooldown.js';
-import { nextUtcMidnight, utcDay } from './day-window.js';
+import {
+  createCircuitBreaker,
+  type BreakerSnapshot,
+  createCooldown,
+  createSharedPauses,
+  localPausesOnly,
+} from './pauses.js';
+import {
+  nextUtcMidnight,
+  utcDay,
+  createUpstreamCharges,
+  QuotaExhaustedError,
+  type DailyUse,
+} from './upstream-charges.js';
 import { createLocalCounters } from '../limits/local-counters.js';
-import { createSharedPauses, localPausesOnly } from './shared-pauses.js';
-import { createUpstreamCharges, QuotaExhaustedError, type DailyUse } from './upstream-charges.js';
 import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-guard.js';
 
 export const CONSOLE_CLIENT = 'console';

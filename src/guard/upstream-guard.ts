@@ -7,9 +7,7 @@ import type { LoadedAnswer, LookupContext } from '../lookup/types.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
-import type { CircuitBreaker } from './circuit-breaker.js';
-import type { Cooldown } from './cooldown.js';
-import type { SharedPauses } from './shared-pauses.js';
+import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
 import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */

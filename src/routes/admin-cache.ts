@@ -5,7 +5,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
-import { bearerAuth } from '../middleware/bearer-auth.js';
+import { bearerAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;

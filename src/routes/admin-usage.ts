@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
-import { bearerAuth } from '../middleware/bearer-auth.js';
+import { bearerAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 import { adminOnly } from './admin-cache.js';
 

@@ -9,7 +9,7 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER, readWhat } from './contacts-search.js';
-import { lookupDeadline } from './prefer-wait.js';
+import { lookupDeadline } from './search-request.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 

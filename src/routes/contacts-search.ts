@@ -7,11 +7,10 @@ import { clientSearchGuard } from '../guard/search-guard.js';
 import { clientAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
-import { lookupDeadline } from './prefer-wait.js';
-import { whatParam } from './what-param.js';
+import { lookupDeadline, whatParam } from './search-request.js';
 
 /**
- * Reads the single `what` parameter (routes/what-param.ts). Any repetition is ambiguous and refused, however the
+ * Reads the single `what` parameter (routes/search-request.ts). Any repetition is ambiguous and refused, however the
  * name is spelled: `wh%61t`, `%77hat`, `WHAT`, or a bare `what` without `=`.
  */
 export function readWhat(c: Context): string | undefined {

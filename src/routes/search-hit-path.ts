@@ -3,10 +3,10 @@
 // answers when every step is already known to succeed (token verified before, spelling seen before, fresh
 // entry), so errors, misses and stale entries always take the app's one code path.
 import type { LookupNote } from '../app-env.js';
-import { bearerToken } from '../auth/bearer.js';
+import { bearerToken } from '../auth/gateway-tokens.js';
 import type { Services } from '../services.js';
 import { lookupHeaders } from './contacts-search.js';
-import { whatParam } from './what-param.js';
+import { whatParam } from './search-request.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
 

@@ -1,7 +1,7 @@
 // The circuit breaker on a fake clock: opens after N consecutive failures, admits one trial after the open
 // period, closes on its success and opens again on its failure.
 import { describe, expect, it } from 'vitest';
-import { createCircuitBreaker, type BreakerTicket } from '../../src/guard/circuit-breaker.js';
+import { createCircuitBreaker, type BreakerTicket } from '../../src/guard/pauses.js';
 
 function setup(failures = 3, openMs = 10_000) {
   const time = { now: 1_000_000 };
