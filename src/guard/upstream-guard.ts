@@ -3,7 +3,8 @@
 // when it fails), and the bound on calls in flight. Cached answers never reach it, so they are always served.
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import type { LoadedAnswer, LookupContext } from '../lookup/types.js';
+import type { LookupContext } from '../lookup/types.js';
+import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
@@ -11,8 +12,8 @@ import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
 import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */
-export type UpstreamSearch = (e164: string, deadline: number) => Promise<LoadedAnswer>;
-export type CacheLoad = (e164: string, context: LookupContext) => Promise<LoadedAnswer>;
+export type UpstreamSearch = (e164: string, deadline: number) => Promise<UpstreamAnswer>;
+export type CacheLoad = (e164: string, context: LookupContext) => Promise<UpstreamAnswer>;
 
 export interface UpstreamGuardOptions {
   cooldown: Cooldown;

@@ -3,23 +3,22 @@
 // With a shared tier (tiered-load.ts) a local miss reads it before the upstream; hits stay in memory.
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
+import type { CacheResult } from '../observability/telemetry.js';
 import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
 import { hasListing, parsePath } from '../upstream/listing.js';
-import type { CachedAnswer, LoadedAnswer, LookupContext } from './types.js';
+import type { UpstreamAnswer } from '../upstream/search-client.js';
+import type { CachedAnswer, LookupContext } from './types.js';
 import { createTieredLoad, SharedStaleFallback, type SharedTierOptions } from './tiered-load.js';
-
-/**
- * What the cache did for one read. `revalidated`: a stale entry past its revalidate window was refreshed
- * while the caller waited; `collapsed`: the caller joined a load another caller had started.
- */
-export type CacheOutcome = 'hit' | 'miss' | 'revalidated' | 'stale' | 'stale_if_error';
 
 export interface CacheRead {
   answer: CachedAnswer;
-  outcome: CacheOutcome;
-  collapsed: boolean;
-  /** The answer came from the shared tier during this read (no upstream call by this process). */
-  shared?: boolean;
+  /**
+   * What the cache did, in the one set the metrics, the logs and `Cache-Status` share: `shared` a fresh answer of
+   * the shared tier (another replica's upstream call), `coalesced` joined a load another caller had started.
+   */
+  result: CacheResult;
+  /** For `miss` and `coalesced`: the load refreshed a stale entry past its revalidate window (`fwd=stale`). */
+  revalidated?: boolean;
   /** Clock time of the read, for `Age` and `ttl=`. */
   now: number;
 }
@@ -63,7 +62,7 @@ export interface LookupCacheOptions {
    * Fetches a number from the upstream; rejects on any failure, which is never cached. `context` is the caller
    * that started the load (joiners of a load in flight are not charged for it).
    */
-  load: (e164: string, context: LookupContext) => Promise<LoadedAnswer>;
+  load: (e164: string, context: LookupContext) => Promise<UpstreamAnswer>;
   clock: Clock;
   /** Keeps a stale-while-revalidate refresh alive after the response (Workers: ctx.waitUntil); default in process. */
   background?: (work: Promise<unknown>) => void;
@@ -128,7 +127,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     };
   }
 
-  function toAnswer(e164: string, loaded: LoadedAnswer, now: number, tierKey?: string): CachedAnswer {
+  function toAnswer(e164: string, loaded: UpstreamAnswer, now: number, tierKey?: string): CachedAnswer {
     const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
@@ -222,7 +221,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     const stale = seen !== undefined && now < Math.max(seen.revalidateUntil, seen.staleIfErrorUntil) ? seen : undefined;
     if (stale !== undefined && now < stale.revalidateUntil) {
       refreshInBackground(e164, context);
-      return { answer: stale, outcome: 'stale', collapsed: false, now };
+      return { answer: stale, result: 'stale', now };
     }
     const status: LRUCache.Status<string, CachedAnswer, LookupContext> = {};
     try {
@@ -230,12 +229,14 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       const answer = await lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status, context });
       if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
       const at = clock();
-      const collapsed = status.fetch === 'inflight';
-      if (answer.origin === 'upstream') return { answer, outcome: stale ? 'revalidated' : 'miss', collapsed, now: at };
-      if (at < answer.freshUntil) return { answer, outcome: 'hit', collapsed, shared: true, now: at };
+      if (answer.origin === 'upstream') {
+        const result = status.fetch === 'inflight' ? 'coalesced' : 'miss';
+        return { answer, result, revalidated: stale !== undefined, now: at };
+      }
+      if (at < answer.freshUntil) return { answer, result: 'shared', now: at };
       // The shared tier's copy is stale (the caller had none): answered at once while this process refreshes it.
       refreshInBackground(e164, context);
-      return { answer, outcome: 'stale', collapsed, shared: true, now: at };
+      return { answer, result: 'stale', now: at };
     } catch (err) {
       const at = clock();
       const shared = err instanceof SharedStaleFallback ? err.answer : undefined;
@@ -244,13 +245,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
           ? shared
           : stale;
       if (fallback !== undefined && at < fallback.staleIfErrorUntil) {
-        return {
-          answer: fallback,
-          outcome: 'stale_if_error',
-          collapsed: status.fetch === 'inflight',
-          shared: fallback === shared,
-          now: at,
-        };
+        return { answer: fallback, result: 'stale_if_error', now: at };
       }
       throw shared !== undefined ? (err as SharedStaleFallback).failure : err;
     }
@@ -260,22 +255,19 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     read(e164, context = UNNAMED_CALLER) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
-      if (seen !== undefined && now < seen.freshUntil)
-        return Promise.resolve({ answer: seen, outcome: 'hit', collapsed: false, now });
+      if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, result: 'hit', now });
       return readSlow(e164, seen, now, context);
     },
     readFresh(e164) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
-      return seen !== undefined && now < seen.freshUntil
-        ? { answer: seen, outcome: 'hit', collapsed: false, now }
-        : undefined;
+      return seen !== undefined && now < seen.freshUntil ? { answer: seen, result: 'hit', now } : undefined;
     },
     readStale(e164) {
       const now = clock();
       const seen = lru.get(e164, READ_STALE);
       return seen !== undefined && now < seen.staleIfErrorUntil
-        ? { answer: seen, outcome: 'stale_if_error', collapsed: false, now }
+        ? { answer: seen, result: 'stale_if_error', now }
         : undefined;
     },
     delete: (e164) => lru.delete(e164),

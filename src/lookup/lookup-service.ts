@@ -66,13 +66,15 @@ export const ttlOf = (read: CacheRead): number =>
 export function cacheStatusOf(read: CacheRead): string {
   const { answer } = read;
   const ttl = ttlOf(read);
-  switch (read.outcome) {
+  switch (read.result) {
     case 'hit':
+      return `${CACHE_NAME}; hit; ttl=${ttl}`;
+    case 'shared':
       // `detail=shared`: another replica fetched it (RFC 9211's `detail` names what the cache did, in its own terms).
-      return `${CACHE_NAME}; hit; ttl=${ttl}${read.shared ? '; detail=shared' : ''}`;
+      return `${CACHE_NAME}; hit; ttl=${ttl}; detail=shared`;
     case 'miss':
-    case 'revalidated':
-      return `${CACHE_NAME}; fwd=${read.outcome === 'miss' ? 'miss' : 'stale'}; fwd-status=200${answer.stored ? '; stored' : ''}${read.collapsed ? '; collapsed' : ''}; ttl=${ttl}`;
+    case 'coalesced':
+      return `${CACHE_NAME}; fwd=${read.revalidated ? 'stale' : 'miss'}; fwd-status=200${answer.stored ? '; stored' : ''}${read.result === 'coalesced' ? '; collapsed' : ''}; ttl=${ttl}`;
     case 'stale':
       return `${CACHE_NAME}; fwd=stale; ttl=${ttl}; detail=stale-while-revalidate`;
     case 'stale_if_error':
@@ -82,19 +84,6 @@ export function cacheStatusOf(read: CacheRead): string {
 
 /** `Cache-Status` of a stale entry answered because the caller's deadline passed before the upstream answered. */
 const deadlineStatusOf = (read: CacheRead): string => `${CACHE_NAME}; fwd=stale; ttl=${ttlOf(read)}; detail=deadline`;
-
-function telemetryResult(read: CacheRead): CacheResult {
-  switch (read.outcome) {
-    case 'hit':
-      return read.shared ? 'shared' : 'hit';
-    case 'stale':
-    case 'stale_if_error':
-      return read.outcome;
-    case 'miss':
-    case 'revalidated':
-      return read.collapsed ? 'coalesced' : 'miss';
-  }
-}
 
 /** The upstream failure, carrying the `Cache-Status` of a lookup the cache could not answer. */
 function deadlinePassed(ms: number): GatewayError {
@@ -140,7 +129,7 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? Number.POSITIVE_INFINITY;
 
   function resultOf(read: CacheRead, count = true): LookupResult {
-    const cacheResult = telemetryResult(read);
+    const cacheResult = read.result;
     if (count) telemetry.cacheLookup(cacheResult);
     const { answer } = read;
     return {

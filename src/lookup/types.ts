@@ -1,21 +1,10 @@
-// The types of one lookup shared by the cache and its shared tier: what an answer is and whom it is for.
+// The types of one lookup shared by the cache and its shared tier: what a cached answer is and whom it is for. The
+// upstream's answer itself is `UpstreamAnswer` (upstream/search-client.ts); its stored form is the shared tier's
+// `TierEntry` (shared-state/lookup-tier.ts), which a cached answer extends with what only this process knows.
+import type { TierEntry } from '../shared-state/lookup-tier.js';
 
 /** One cached upstream answer; immutable once stored, so concurrent readers can share it. */
-export interface CachedAnswer {
-  /** The upstream's JSON exactly as received. */
-  readonly body: string;
-  readonly contentType: string;
-  /** Clock time (ms) the upstream answered. */
-  readonly storedAt: number;
-  /** Freshness lifetime in seconds (positive or negative TTL). */
-  readonly ttlSeconds: number;
-  readonly freshUntil: number;
-  /** Until then a stale answer is served at once while one background refresh runs. */
-  readonly revalidateUntil: number;
-  /** Until then a stale answer replaces an upstream failure. */
-  readonly staleIfErrorUntil: number;
-  /** False for "no listing" answers, which get the shorter negative TTL. */
-  readonly listed: boolean;
+export interface CachedAnswer extends Readonly<Omit<TierEntry, 'v'>> {
   /** Estimated bytes this entry holds in memory; what CACHE_MAX_BYTES counts. */
   readonly size: number;
   /** False when the answer was handed to its callers but could not be kept (larger than the cache). */
@@ -29,11 +18,4 @@ export interface CachedAnswer {
 /** Who a lookup is for: a registered client id, or `console`. The cost guard charges an upstream call to it. */
 export interface LookupContext {
   client: string;
-}
-
-export interface LoadedAnswer {
-  body: string;
-  contentType: string;
-  /** Whether the body lists anything, when the loader already parsed it (the body is then not parsed again). */
-  listed?: boolean;
 }

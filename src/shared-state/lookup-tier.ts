@@ -15,9 +15,11 @@ export interface TierEntry {
   /** Freshness lifetime in seconds (positive or negative TTL). */
   ttlSeconds: number;
   freshUntil: number;
+  /** Until then a stale answer is served at once while one background refresh runs. */
   revalidateUntil: number;
+  /** Until then a stale answer replaces an upstream failure. */
   staleIfErrorUntil: number;
-  /** False for "no listing" answers. */
+  /** False for "no listing" answers, which get the shorter negative TTL. */
   listed: boolean;
 }
 

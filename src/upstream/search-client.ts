@@ -9,7 +9,8 @@ import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type Upstr
 import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 
-export interface UpstreamSearchResult {
+/** The upstream's answer to one search: what the cache keeps and the routes pass through. */
+export interface UpstreamAnswer {
   /** The upstream's JSON exactly as received, so the cache and the API route pass it through unchanged. */
   body: string;
   contentType: string;
@@ -24,7 +25,7 @@ export interface SearchOptions {
 
 export interface SearchClient {
   /** Rejects with a GatewayError; an upstream 429 with an {@link UpstreamRateLimitedError} carrying its Retry-After. */
-  search(e164: string, options?: SearchOptions): Promise<UpstreamSearchResult>;
+  search(e164: string, options?: SearchOptions): Promise<UpstreamAnswer>;
 }
 
 export interface SearchClientOptions {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { GuardConfig } from '../../src/config.js';
 import { GatewayError } from '../../src/errors.js';
 import { createCostGuard } from '../../src/guard/cost-guard.js';
-import type { LoadedAnswer } from '../../src/lookup/types.js';
+import type { UpstreamAnswer } from '../../src/upstream/search-client.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { noopTelemetry } from '../../src/observability/telemetry.js';
 import { inProcess } from '../../src/shared-state/background.js';
@@ -18,7 +18,7 @@ import { guardConfig } from '../helpers/guard-config.js';
 import { rejection } from '../helpers/recorders.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
-const ANSWER: LoadedAnswer = { body: '{"results":[]}', contentType: 'application/json' };
+const ANSWER: UpstreamAnswer = { body: '{"results":[]}', contentType: 'application/json' };
 const CRM = { client: 'crm' };
 const failed = () => Promise.reject(new GatewayError('upstream_error', 'the upstream answered 500'));
 
@@ -49,7 +49,7 @@ function deployment(
   const time = { now: T0 };
   const clock = () => time.now;
   let calls = 0;
-  let next: () => Promise<LoadedAnswer> = async () => ANSWER;
+  let next: () => Promise<UpstreamAnswer> = async () => ANSWER;
   const replicas = Array.from({ length: count }, () => {
     const counters = createMemoryCounterStore({ clock });
     const guard = createCostGuard({
@@ -74,7 +74,7 @@ function deployment(
     clock,
     replicas: replicas as [(typeof replicas)[0], (typeof replicas)[0]],
     calls: () => calls,
-    answerWith: (f: () => Promise<LoadedAnswer>) => (next = f),
+    answerWith: (f: () => Promise<UpstreamAnswer>) => (next = f),
   };
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCostGuard } from '../../src/guard/cost-guard.js';
 import type { GuardConfig } from '../../src/config.js';
 import { GatewayError } from '../../src/errors.js';
-import type { LoadedAnswer } from '../../src/lookup/types.js';
+import type { UpstreamAnswer } from '../../src/upstream/search-client.js';
 import { noopTelemetry } from '../../src/observability/telemetry.js';
 import { inProcess } from '../../src/shared-state/background.js';
 import { createMemoryCounterStore } from '../../src/shared-state/memory/counter-store.js';
@@ -13,7 +13,7 @@ import { guardConfig } from '../helpers/guard-config.js';
 import { rejection } from '../helpers/recorders.js';
 
 const CONFIG: GuardConfig = guardConfig({ breakerFailures: 3 });
-const ANSWER: LoadedAnswer = { body: '{"results":[]}', contentType: 'application/json' };
+const ANSWER: UpstreamAnswer = { body: '{"results":[]}', contentType: 'application/json' };
 const CRM = { client: 'crm' };
 
 function setup(config: Partial<GuardConfig> = {}) {
@@ -31,12 +31,12 @@ function setup(config: Partial<GuardConfig> = {}) {
     background: inProcess,
   });
   let calls = 0;
-  let next: () => Promise<LoadedAnswer> = async () => ANSWER;
+  let next: () => Promise<UpstreamAnswer> = async () => ANSWER;
   const load = guard.guardLoad(() => {
     calls++;
     return next();
   });
-  return { time, guard, load, calls: () => calls, answerWith: (f: () => Promise<LoadedAnswer>) => (next = f) };
+  return { time, guard, load, calls: () => calls, answerWith: (f: () => Promise<UpstreamAnswer>) => (next = f) };
 }
 
 describe('guarded upstream load', () => {

@@ -1,7 +1,7 @@
 // A scripted upstream loader for the lookup cache's tests (answer, hold, or fail each load) and telemetry that
 // records what the cache reported.
 import { GatewayError } from '../../src/errors.js';
-import type { LoadedAnswer } from '../../src/lookup/types.js';
+import type { UpstreamAnswer } from '../../src/upstream/search-client.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../../src/observability/telemetry.js';
 
 export const listed = (what: string, name = 'Hartley Zoë'): string =>
@@ -19,7 +19,7 @@ export const WINDOWS = {
 } as const;
 
 export interface Deferred {
-  resolve(answer: LoadedAnswer): void;
+  resolve(answer: UpstreamAnswer): void;
   reject(err: unknown): void;
 }
 
@@ -30,7 +30,7 @@ export function scriptedUpstream() {
   const pending: Deferred[] = [];
   let mode: LoadMode = 'answer';
   let bodyFor = (e164: string): string => listed(e164);
-  const load = (e164: string): Promise<LoadedAnswer> => {
+  const load = (e164: string): Promise<UpstreamAnswer> => {
     calls.push(e164);
     if (mode === 'fail') return Promise.reject(new GatewayError('upstream_error', 'the upstream answered 500'));
     if (mode === 'defer') return new Promise((resolve, reject) => pending.push({ resolve, reject }));
