@@ -76,12 +76,16 @@ export async function startRedisCluster(options = {}) {
         `nodes-${port}.conf`,
         '--cluster-node-timeout',
         String(options.nodeTimeoutMs ?? 1000),
+        // A replica takes over however long ago it heard from its master (the default may refuse after a pause).
+        '--cluster-replica-validity-factor',
+        '0',
         '--dir',
         dir,
         '--save',
         '',
         '--appendonly',
         'no',
+        ...(process.env.DBG_CLUSTER ? ['--logfile', `${dir}/${port}.log`] : []),
       ],
       { stdio: 'ignore' },
     );
@@ -89,7 +93,7 @@ export async function startRedisCluster(options = {}) {
   }
   const stopAll = async () => {
     await Promise.all([...children.keys()].map((port) => kill(port)));
-    rmSync(dir, { recursive: true, force: true });
+    if (!process.env.DBG_CLUSTER) rmSync(dir, { recursive: true, force: true });
   };
   async function kill(port) {
     const child = children.get(port);
@@ -111,6 +115,8 @@ export async function startRedisCluster(options = {}) {
       '--cluster-yes',
     );
     await waitUntil(async () => (await Promise.all(ports.map(clusterOk))).every(Boolean), 20_000);
+    // And every replica in sync with its master, so that a master killed now has a replica to take over.
+    await waitUntil(async () => (await Promise.all(ports.map(replicaReady))).every(Boolean), 20_000);
   } catch (err) {
     await stopAll();
     throw err;
@@ -161,7 +167,12 @@ export async function startRedisCluster(options = {}) {
           (p) => p !== port && children.get(p).exitCode === null && !children.get(p).signalCode,
         );
         if (!(await Promise.all(live.map(clusterOk))).every(Boolean)) return false;
-        return !(await masters()).some((m) => m.port === port);
+        const now = await masters();
+        const covered = now
+          .flatMap((m) => m.slots)
+          .map((range) => range.split('-').map(Number))
+          .reduce((sum, [from, to = from]) => sum + (to - from + 1), 0);
+        return covered === 16384 && !now.some((m) => m.port === port);
       }, timeoutMs);
     },
     stop: stopAll,
@@ -171,6 +182,12 @@ export async function startRedisCluster(options = {}) {
 async function clusterOk(port) {
   const info = await redisCli(port, 'cluster', 'info').catch(() => '');
   return /cluster_state:ok/.test(info);
+}
+
+/** A master, or a replica whose link to its master is up. */
+async function replicaReady(port) {
+  const info = await redisCli(port, 'info', 'replication').catch(() => '');
+  return /role:master/.test(info) || /master_link_status:up/.test(info);
 }
 
 async function waitUntil(check, timeoutMs) {
