@@ -91,7 +91,13 @@ export async function startRedisCluster(options = {}) {
     );
     children.set(port, child);
   }
+  // A test run cut short (a timeout, Ctrl-C) leaves no node behind.
+  const killAll = () => {
+    for (const child of children.values()) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
   const stopAll = async () => {
+    process.off('exit', killAll);
     await Promise.all([...children.keys()].map((port) => kill(port)));
     if (!process.env.DBG_CLUSTER) rmSync(dir, { recursive: true, force: true });
   };

@@ -49,7 +49,13 @@ export async function startRedisSentinels(options: { downAfterMs?: number } = {}
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
+  // A test run cut short (a timeout, Ctrl-C) leaves no process behind.
+  const killAll = () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
   const stop = async () => {
+    process.off('exit', killAll);
     await Promise.all(children.map(kill));
     rmSync(dir, { recursive: true, force: true });
   };

@@ -163,7 +163,10 @@ export function createNodeRedis(
   let up = false;
   client.on('ready', () => {
     up = true;
-    logger.info({ event: 'redis_ready', kind }, 'redis connected');
+    // Behind Sentinels, the primary it found (after a failover: the promoted one); an address, never a secret.
+    const stream = client instanceof Redis ? client.stream : undefined;
+    const primary = kind === 'sentinel' && stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
+    logger.info({ event: 'redis_ready', kind, ...(primary ? { primary } : {}) }, 'redis connected');
   });
   client.on('error', (err: Error) => {
     if (!up) return;
@@ -178,13 +181,9 @@ export function createNodeRedis(
     up = false;
     logger.warn({ event: 'redis_closed', kind }, 'redis connection closed; reconnecting in the background');
   });
-  if (client instanceof Redis) {
-    client.on('+switch-master', () =>
-      logger.warn({ event: 'redis_failover', kind }, 'the sentinels promoted another primary; reconnecting to it'),
-    );
-  } else {
+  if (client instanceof Cluster) {
     client.on('-node', () =>
-      logger.warn({ event: 'redis_node_lost', kind }, 'a cluster node left; slots are looked up again'),
+      logger.warn({ event: 'redis_node_lost', kind }, 'a cluster node left; its slots are looked up again'),
     );
   }
 
