@@ -27,6 +27,9 @@ export const settle = (ms: number) => new Promise((resolve) => setTimeout(resolv
 /** Fictional UK numbers (Ofcom's drama range 020 7946 0xxx), distinct per `i` below 1000. */
 export const fictional = (i: number) => `+442079460${String(i % 1000).padStart(3, '0')}`;
 
+/** Fictional numbers of another drama range (0161 496 0xxx), which {@link trafficWhile} never asks for. */
+const untouched = (i: number) => `+441614960${String(i % 1000).padStart(3, '0')}`;
+
 export async function startHaDeployment(env: Record<string, string>): Promise<HaDeployment> {
   const prefix = `t-${randomUUID()}`;
   const replicas = await startReplicas(2, {
@@ -99,17 +102,18 @@ export async function trafficWhile(d: HaDeployment, during: () => Promise<void>,
 
 /**
  * Polls until a number fetched by one replica is a shared hit on the other (sharing resumed); then, for a
- * burst of fresh numbers on both replicas at once, the upstream search calls the simulator saw.
+ * burst of fresh numbers on both replicas at once, the upstream search calls the simulator saw. Its numbers are
+ * of a range of their own, from `from` on: neither replica has a local copy of them.
  */
 export async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
   let resumed = false;
   let i = from;
   for (const until = Date.now() + timeoutMs; !resumed && Date.now() < until; i++) {
-    await d.search(0, fictional(i));
-    resumed = (await d.search(1, fictional(i))).cacheStatus.includes('detail=shared');
+    await d.search(0, untouched(i));
+    resumed = (await d.search(1, untouched(i))).cacheStatus.includes('detail=shared');
     if (!resumed) await settle(200);
   }
-  const numbers = Array.from({ length: 10 }, (_, j) => fictional(i + 1 + j));
+  const numbers = Array.from({ length: 10 }, (_, j) => untouched(i + 1 + j));
   d.replicas.simulator.controls.resetStats();
   const answers = await onBoth(d, numbers);
   return { resumed, numbers, answers, searchCalls: d.replicas.simulator.controls.stats().searchCalls };

@@ -26,7 +26,7 @@ describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
     cluster = await startRedisCluster();
     d = await startHaDeployment({
       REDIS_CLUSTER_NODES: cluster.seeds,
-      REDIS_TIMEOUT_MS: '250',
+      REDIS_TIMEOUT_MS: '500',
       CONSOLE_RATE_TOTAL: String(CONSOLE_TOTAL),
       CONSOLE_RATE_PER_ADDRESS: '1000',
       CONSOLE_RATE_KEY_PREFIX: `${crypto.randomUUID()}:console-rl`,
@@ -107,7 +107,7 @@ describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1500);
 
-    const again = await sharingAgain(d!, 800);
+    const again = await sharingAgain(d!, 0);
     expect(again.resumed).toBe(true);
     expect(again.answers.every((a) => a.status === 200)).toBe(true);
     expect(again.searchCalls).toBe(again.numbers.length);

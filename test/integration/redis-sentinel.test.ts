@@ -25,7 +25,7 @@ describe.skipIf(!redisServer)('two gateways on Redis behind Sentinels', () => {
     d = await startHaDeployment({
       REDIS_SENTINELS: sentinel.sentinels,
       REDIS_SENTINEL_MASTER: MASTER_NAME,
-      REDIS_TIMEOUT_MS: '250',
+      REDIS_TIMEOUT_MS: '500',
     });
   }, 40_000);
   afterAll(async () => {
@@ -58,7 +58,7 @@ describe.skipIf(!redisServer)('two gateways on Redis behind Sentinels', () => {
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1500);
 
-    const again = await sharingAgain(d!, 600);
+    const again = await sharingAgain(d!, 0);
     expect(again.resumed).toBe(true);
     expect(again.answers.every((a) => a.status === 200)).toBe(true);
     expect(again.searchCalls).toBe(again.numbers.length);

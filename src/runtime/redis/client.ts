@@ -187,6 +187,19 @@ export function createNodeRedis(
     );
   }
 
+  // ioredis gives up for good ('end') in a few races, e.g. the Sentinels announcing the promotion while it is
+  // asking them for the primary: unless this client is being closed, start connecting again a moment later.
+  let closing = false;
+  const revive = (target: RedisClient) =>
+    target.on('end', () => {
+      if (closing) return;
+      logger.warn({ event: 'redis_reconnect', kind }, 'redis client stopped reconnecting; connecting again');
+      setTimeout(() => {
+        if (!closing && target.status === 'end') target.connect().catch(() => {});
+      }, 1000).unref();
+    });
+  revive(client);
+
   const duplicates: RedisClient[] = [];
 
   return {
@@ -198,6 +211,7 @@ export function createNodeRedis(
           : client.duplicate(overrides);
       // Its outages are the main connection's too, which logs them; without a listener ioredis prints each error.
       copy.on('error', () => {});
+      revive(copy);
       duplicates.push(copy);
       return copy;
     },
@@ -221,6 +235,7 @@ export function createNodeRedis(
       });
     },
     async close() {
+      closing = true;
       gate.close();
       for (const copy of duplicates) copy.disconnect(false);
       client.disconnect(false);
