@@ -1,6 +1,7 @@
 // Two gateways sharing a highly available Redis (Sentinel or Cluster) in front of one simulator: what the
 // Sentinel and Cluster tests ask of them alike (sharing, purges, traffic through a failover, sharing again).
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { consoleSearch } from '../console/console-client.js';
 import { startReplicas, type Replicas } from './replicas.js';
 
@@ -117,4 +118,19 @@ export async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15
   d.replicas.simulator.controls.resetStats();
   const answers = await onBoth(d, numbers);
   return { resumed, numbers, answers, searchCalls: d.replicas.simulator.controls.stats().searchCalls };
+}
+
+/** What a failover may cost the callers: nothing but the per-process fallback (every answer 200, none slow). */
+export function expectEveryAnswerThrough(answers: Answer[]): void {
+  expect(answers.length).toBeGreaterThan(20);
+  expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+  expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1500);
+}
+
+/** After a failover: sharing resumed by itself, one upstream call per number for both replicas again. */
+export async function expectSharingAgain(d: HaDeployment): Promise<void> {
+  const again = await sharingAgain(d, 0);
+  expect(again.resumed).toBe(true);
+  expect(again.answers.every((a) => a.status === 200)).toBe(true);
+  expect(again.searchCalls).toBe(again.numbers.length);
 }

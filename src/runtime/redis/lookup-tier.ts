@@ -20,6 +20,7 @@ import {
 } from '../../shared-state/lookup-tier.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 import type { RedisClient } from './client.js';
+import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
 export interface RedisLookupTierOptions {
@@ -113,20 +114,6 @@ if purged ~= ARGV[3] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
-// KEYS: lease. ARGV: owner, PX. Our leases always have a TTL: a key without one (or of another type) is not ours.
-const LEASE = `
-if redis.call('PTTL', KEYS[1]) == -1 or redis.call('TYPE', KEYS[1]).ok ~= 'string' then
-  redis.call('DEL', KEYS[1])
-end
-if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
-return 0`;
-
-// Deletes the lease only if this process still holds it (it may have expired and been taken by another).
-const RELEASE_IF_HELD = `
-local held = redis.pcall('GET', KEYS[1])
-if held == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-
 /** The values' own key (HKDF info), apart from the token's. */
 const SEAL_KEY_INFO = 'callerid-gateway lookup-tier seal v1';
 
@@ -163,8 +150,8 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
     ['calleridTierNextPurge', 1, NEXT_PURGE],
     ['calleridTierPurgeNumber', 2, PURGE_NUMBER],
     ['calleridTierSet', 2, SET_UNLESS_PURGED],
-    ['calleridTierLease', 1, LEASE],
-    ['calleridTierRelease', 1, RELEASE_IF_HELD],
+    ['calleridTierLease', 1, TAKE_LEASE],
+    ['calleridTierRelease', 1, RELEASE_LEASE],
   ] as const) {
     client.defineCommand(name, { numberOfKeys, lua });
   }

@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 import type { ObtainedToken, SharedToken, TokenRefreshOptions, TokenStore } from '../../shared-state/token-store.js';
 import type { RedisClient } from './client.js';
+import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
 /** Format of the stored value; a reader ignores another (two releases side by side during a rollout). */
@@ -38,22 +39,6 @@ if redis.pcall('HGET', KEYS[1], 'g') == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
 end
-return 0`;
-
-// KEYS: lease. ARGV: lease id. Only the holder gives a lease back; an expired one may already be another's.
-const RELEASE = `
-if redis.pcall('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`;
-
-// KEYS: lease. ARGV: lease id, PX. Our leases always have a TTL: a key without one (or of another type) is not ours
-// and would block every refresh; it is replaced. Returns 1 when taken.
-const LEASE = `
-if redis.call('PTTL', KEYS[1]) == -1 or redis.call('TYPE', KEYS[1]).ok ~= 'string' then
-  redis.call('DEL', KEYS[1])
-end
-if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0`;
 
 /** A reply about one key holding something that is not ours: that key is absent, the store is not down. */
@@ -164,13 +149,13 @@ export function createRedisTokenStore(
 
   async function tryLease(): Promise<string | null> {
     const leaseId = randomUUID();
-    const taken = await command('lease', () => client.eval(LEASE, 1, keys.lease, leaseId, String(leaseMs)));
+    const taken = await command('lease', () => client.eval(TAKE_LEASE, 1, keys.lease, leaseId, String(leaseMs)));
     return taken === 1 ? leaseId : null;
   }
 
   function release(leaseId: string): void {
     // Not awaited: the lease expires by itself if this fails, and the caller already has its token.
-    command('release', () => client.eval(RELEASE, 1, keys.lease, leaseId)).catch(() => {});
+    command('release', () => client.eval(RELEASE_LEASE, 1, keys.lease, leaseId)).catch(() => {});
   }
 
   return {
