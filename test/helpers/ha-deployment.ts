@@ -133,4 +133,19 @@ export async function expectSharingAgain(d: HaDeployment): Promise<void> {
   expect(again.resumed).toBe(true);
   expect(again.answers.every((a) => a.status === 200)).toBe(true);
   expect(again.searchCalls).toBe(again.numbers.length);
+  // And purges reach both again (on a Cluster the subscription may have moved to another node).
+  await expectPurgeObeyed(d, 1, again.numbers[0]!);
+}
+
+/**
+ * A purge of `number` (which both replicas hold) made on replica `by`: both fetch it again, one upstream call for
+ * the two. The copies are first let age a second, so one answered after the purge would show `Age` >= 1.
+ */
+export async function expectPurgeObeyed(d: HaDeployment, by: number, number: string): Promise<void> {
+  await settle(1100);
+  const before = d.replicas.simulator.controls.stats().searchByNumber[number] ?? 0;
+  expect(await d.purge(by, number)).toBe(200);
+  await settle(150);
+  for (const i of [0, 1]) expect((await d.search(i, number)).age).toBe(0);
+  expect(d.replicas.simulator.controls.stats().searchByNumber[number]).toBe(before + 1);
 }
