@@ -104,16 +104,23 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
   const send = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
   const isFailure = (err: unknown) =>
     !(err instanceof Error && err.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(err.message));
+  let probing = false;
+  // One PING at a time, until one is answered.
   const schedule = () => {
-    if (stopped) return;
+    if (stopped || probing) return;
+    probing = true;
     probe = setTimeout(() => {
       const ping = new Command('ping');
       send(ping);
       ping.promise.then(
         () => {
+          probing = false;
           closed = false;
         },
-        () => schedule(),
+        () => {
+          probing = false;
+          if (closed) schedule();
+        },
       );
     }, retryAfterMs);
     probe.unref();
