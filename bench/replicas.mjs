@@ -1,7 +1,9 @@
 // `npm run bench:replicas` (also the last part of `npm run bench`): what several replicas cost the paid upstream, and
 // what the shared tier costs the hit path. One process against three replicas sharing one Redis (a fresh key prefix),
 // both fed the same skewed (Zipf-like) stream of numbers, round robin over the replicas; then wrk on the hit path of
-// a gateway with REDIS_URL and one without, side by side, alternated. Counts come from the simulator (this process).
+// a gateway with REDIS_URL and one without, side by side, alternated; then the same stream over three replicas on a
+// three-shard Redis Cluster of this bench's own (three masters with a replica each, on free ports below 55000;
+// `--no-cluster` skips it). Counts come from the simulator (this process).
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -15,8 +17,10 @@ import {
   log,
 } from './harness.mjs';
 import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
+import { startRedisCluster } from '../test/helpers/redis-cluster.mjs';
 
 const quick = process.argv.includes('--quick');
+const withCluster = !process.argv.includes('--no-cluster');
 const REQUESTS = 3000;
 const RANKS = 300;
 const ZIPF_S = 1.0;
@@ -110,6 +114,33 @@ const fallbacks = (
   )
 ).reduce((a, b) => a + b, 0);
 
+// --- the same stream over three replicas on a three-shard Redis Cluster ------------------------------------------------
+let onCluster = null;
+if (withCluster) {
+  log('cost: the same stream round robin over three replicas sharing a three-shard Redis Cluster (started here)');
+  const cluster = await startRedisCluster();
+  try {
+    const clusterReplicas = await Promise.all(
+      [0, 1, 2].map(() =>
+        startChild('servers/gateway.mjs', {
+          ...gatewayEnv,
+          REDIS_CLUSTER_NODES: cluster.seeds,
+          REDIS_KEY_PREFIX: prefix,
+        }),
+      ),
+    );
+    // drive() counts from its start: these replicas log in (once for the three, through the cluster) on their first miss.
+    onCluster = await drive(clusterReplicas.map((r) => r.url));
+    onCluster.shards = (await cluster.masters()).length;
+    for (const r of clusterReplicas) {
+      r.child.send({ type: 'stop' });
+      children.splice(children.indexOf(r.child), 1);
+    }
+  } finally {
+    await cluster.stop();
+  }
+}
+
 // --- hit path: REDIS_URL set vs not, alternated so drift on the shared machine hits both alike --------------------------
 const hitPath = `/v2/contacts/search?what=${encodeURIComponent(HIT_NUMBER)}`;
 for (const server of [single, replicas[0]])
@@ -167,6 +198,17 @@ const rows = [
     `${(three.tokenCalls / Math.max(1, one.tokenCalls)).toFixed(2)}x`,
     'target: 1 for the deployment (shared token: token branch)',
   ],
+  ...(onCluster
+    ? [
+        [
+          'upstream search calls, Cluster',
+          one.searchCalls,
+          onCluster.searchCalls,
+          `${(onCluster.searchCalls / one.searchCalls).toFixed(3)}x`,
+          `target <= 1.02x; three replicas on a ${onCluster.shards}-shard Redis Cluster; ${onCluster.tokenCalls} upstream login(s) for the three; ${fmtKinds(onCluster.kinds)}`,
+        ],
+      ]
+    : []),
   [
     'answers (Cache-Status)',
     fmtKinds(one.kinds),

@@ -120,6 +120,24 @@ const quotaList = z.pipe(
   }),
 );
 
+/** `host:port,host:port` (REDIS_SENTINELS, REDIS_CLUSTER_NODES): at least one; IPv6 hosts in brackets. */
+const hostPortList = z.pipe(
+  z.optional(z.string()),
+  z.transform((v, ctx) => {
+    const nodes: { host: string; port: number }[] = [];
+    for (const entry of commaList(v)) {
+      const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]{1,253}):(\d{1,5})$/.exec(entry);
+      const port = Number(m?.[2]);
+      if (!m || port < 1 || port > 65_535) {
+        ctx.issues.push({ code: 'custom', message: 'each entry must be host:port (port 1 to 65535)', input: v });
+        return z.NEVER;
+      }
+      nodes.push({ host: m[1]!.replace(/^\[|\]$/g, ''), port });
+    }
+    return nodes.length > 0 ? nodes : undefined;
+  }),
+);
+
 /** Unset means "no limit". */
 const optionalInt = (min: number, max: number) => z.optional(wholeNumber(min, max));
 
@@ -178,6 +196,13 @@ const schema = z.object({
     z.optional(text(z.refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://'))),
     z.transform((v) => (v ? v : undefined)),
   ),
+  REDIS_SENTINELS: hostPortList,
+  REDIS_SENTINEL_MASTER: optionalText,
+  REDIS_CLUSTER_NODES: hostPortList,
+  REDIS_USERNAME: optionalText,
+  REDIS_PASSWORD: optionalText,
+  REDIS_TLS: z._default(z.enum(['true', 'false']), 'false'),
+  REDIS_TLS_CA_FILE: optionalText,
   REDIS_KEY_PREFIX: z._default(KEY_PREFIX, 'callerid'),
   REDIS_TIMEOUT_MS: int(10, 10_000, 250),
   CLIENT_RATE_PER_MINUTE: int(1, 10_000_000, 600),
@@ -235,6 +260,79 @@ export type Config = ReturnType<typeof parseConfig>;
 export type UpstreamConfig = NonNullable<Config['upstream']>;
 /** The cost guard (docs/cost-control.md). */
 export type GuardConfig = Config['guard'];
+
+/** How the gateway reaches Redis: one server (or a proxy), a primary behind Sentinels, or a Cluster. */
+export type RedisTarget =
+  | { kind: 'url'; url: string }
+  | { kind: 'sentinel'; sentinels: { host: string; port: number }[]; masterName: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+
+export interface RedisConnection {
+  target: RedisTarget;
+  /** ACL user and password (REDIS_USERNAME, REDIS_PASSWORD); with REDIS_URL they may also be in the URL. */
+  username: string | undefined;
+  password: string | undefined;
+  /** TLS to Redis: `rediss://` or REDIS_TLS=true; `caFile` adds a CA (REDIS_TLS_CA_FILE) to the system's. */
+  tls: { caFile: string | undefined } | null;
+}
+
+type ParsedEnv = z.output<typeof schema>;
+
+/** Exactly one of REDIS_URL, REDIS_SENTINELS (with REDIS_SENTINEL_MASTER), REDIS_CLUSTER_NODES, or none of them. */
+function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnection | null {
+  const ways = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter(
+    (name) => e[name] !== undefined,
+  );
+  if (ways.length > 1) {
+    problems.push({
+      variable: ways[1]!,
+      problem: `set only one of REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES (${ways.join(' and ')} are set)`,
+    });
+    return null;
+  }
+  if (e.REDIS_SENTINELS !== undefined && e.REDIS_SENTINEL_MASTER === undefined) {
+    problems.push({
+      variable: 'REDIS_SENTINEL_MASTER',
+      problem: "is required with REDIS_SENTINELS (the master's name)",
+    });
+    return null;
+  }
+  if (e.REDIS_SENTINEL_MASTER !== undefined && e.REDIS_SENTINELS === undefined) {
+    problems.push({ variable: 'REDIS_SENTINEL_MASTER', problem: 'is only read with REDIS_SENTINELS (host:port,...)' });
+    return null;
+  }
+  const tlsWanted = e.REDIS_TLS === 'true' || e.REDIS_URL?.startsWith('rediss://') === true;
+  if (e.REDIS_TLS_CA_FILE !== undefined && !tlsWanted) {
+    problems.push({
+      variable: 'REDIS_TLS_CA_FILE',
+      problem: 'is only read with REDIS_TLS=true or a rediss:// REDIS_URL',
+    });
+    return null;
+  }
+  const target: RedisTarget | null = e.REDIS_URL
+    ? { kind: 'url', url: e.REDIS_URL }
+    : e.REDIS_SENTINELS
+      ? { kind: 'sentinel', sentinels: e.REDIS_SENTINELS, masterName: e.REDIS_SENTINEL_MASTER! }
+      : e.REDIS_CLUSTER_NODES
+        ? { kind: 'cluster', nodes: e.REDIS_CLUSTER_NODES }
+        : null;
+  if (target === null) {
+    const stray = (['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA_FILE'] as const).find((n) => e[n] !== undefined);
+    if (stray !== undefined || e.REDIS_TLS === 'true') {
+      problems.push({
+        variable: stray ?? 'REDIS_TLS',
+        problem: 'is only read with REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES',
+      });
+    }
+    return null;
+  }
+  return {
+    target,
+    username: e.REDIS_USERNAME,
+    password: e.REDIS_PASSWORD,
+    tls: tlsWanted ? { caFile: e.REDIS_TLS_CA_FILE } : null,
+  };
+}
 
 /** Every variable the configuration reads. */
 export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
@@ -323,6 +421,7 @@ export function parseConfig(env: EnvSource) {
       problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS`,
     });
   }
+  const redisConnection = redisConnectionOf(e, problems);
   // Node refuses a headers timeout longer than the whole-request timeout.
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     problems.push({
@@ -370,9 +469,8 @@ export function parseConfig(env: EnvSource) {
       totalPath: e.UPSTREAM_TOTAL_PATH,
       providerNamePath: e.UPSTREAM_PROVIDER_NAME_PATH,
     },
-    redisUrl: e.REDIS_URL,
-    /** Shared state in Redis: key prefix (several deployments can share one Redis) and command timeout. */
-    redis: { keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
+    /** Shared state in Redis: how to reach it (null: none), key prefix (several deployments can share one Redis), command timeout. */
+    redis: { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
     guard: {
       /** Authenticated searches per registered client per minute, every answer counting. */
       ratePerMinute: e.CLIENT_RATE_PER_MINUTE,

@@ -231,3 +231,62 @@ describe('configuration of the PBX routes', () => {
     expect(errorOf({ ...full, BATCH_MAX_NUMBERS: '0' }).message).toMatch(/BATCH_MAX_NUMBERS/);
   });
 });
+
+describe('configuration of Redis', () => {
+  it('reads one of the three ways to reach Redis, with the ACL user, password and TLS for each', () => {
+    expect(parseConfig(full).redis.connection).toBeNull();
+    expect(parseConfig({ ...full, REDIS_URL: 'rediss://r:6380' }).redis.connection).toEqual({
+      target: { kind: 'url', url: 'rediss://r:6380' },
+      username: undefined,
+      password: undefined,
+      tls: { caFile: undefined },
+    });
+    expect(
+      parseConfig({
+        ...full,
+        REDIS_SENTINELS: 's1:26379, [::1]:26380',
+        REDIS_SENTINEL_MASTER: 'mymaster',
+        REDIS_USERNAME: 'gw',
+        REDIS_PASSWORD: 'pw',
+        REDIS_TLS: 'true',
+        REDIS_TLS_CA_FILE: '/ca.pem',
+      }).redis.connection,
+    ).toEqual({
+      target: {
+        kind: 'sentinel',
+        sentinels: [
+          { host: 's1', port: 26379 },
+          { host: '::1', port: 26380 },
+        ],
+        masterName: 'mymaster',
+      },
+      username: 'gw',
+      password: 'pw',
+      tls: { caFile: '/ca.pem' },
+    });
+    expect(parseConfig({ ...full, REDIS_CLUSTER_NODES: 'a:7000,b:7001' }).redis.connection?.target).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: 'a', port: 7000 },
+        { host: 'b', port: 7001 },
+      ],
+    });
+  });
+
+  it('stops the start with one line for a wrong combination', () => {
+    for (const [env, variable, words] of [
+      [{ REDIS_URL: 'redis://r', REDIS_CLUSTER_NODES: 'a:1' }, 'REDIS_CLUSTER_NODES', 'set only one of'],
+      [{ REDIS_SENTINELS: 'a:1' }, 'REDIS_SENTINEL_MASTER', 'is required with REDIS_SENTINELS'],
+      [{ REDIS_SENTINEL_MASTER: 'm' }, 'REDIS_SENTINEL_MASTER', 'is only read with REDIS_SENTINELS'],
+      [{ REDIS_URL: 'redis://r', REDIS_TLS_CA_FILE: '/ca' }, 'REDIS_TLS_CA_FILE', 'is only read with REDIS_TLS=true'],
+      [{ REDIS_PASSWORD: 'x' }, 'REDIS_PASSWORD', 'is only read with REDIS_URL'],
+      [{ REDIS_CLUSTER_NODES: 'a' }, 'REDIS_CLUSTER_NODES', 'host:port'],
+      [{ REDIS_SENTINELS: 'a:70000', REDIS_SENTINEL_MASTER: 'm' }, 'REDIS_SENTINELS', 'host:port'],
+    ] as const) {
+      const err = errorOf({ ...full, ...env });
+      expect(err.variable).toBe(variable);
+      expect(err.message.split('\n')).toHaveLength(1);
+      expect(err.message).toContain(words);
+    }
+  });
+});

@@ -79,8 +79,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics();
-  const redis = config.redisUrl
-    ? createNodeRedis(config.redisUrl, logger, { commandTimeoutMs: config.redis.timeoutMs })
+  const redis = config.redis.connection
+    ? createNodeRedis(config.redis.connection, logger, { commandTimeoutMs: config.redis.timeoutMs })
     : undefined;
   await redis?.ready(2000);
   // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
@@ -93,6 +93,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           secret: config.gatewayTokens.secret,
           clock,
           maxEntryBytes: config.sharedCache.maxEntryBytes,
+          maxRetentionMs: maxRetentionMsOf(config),
           logger,
         })
       : undefined;
@@ -197,6 +198,12 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       return result;
     },
   };
+}
+
+/** The longest an answer is kept in the shared tier: the longest TTL and the longest stale window after it. */
+function maxRetentionMsOf(config: Config): number {
+  const { ttlSeconds, negativeTtlSeconds, staleWhileRevalidateSeconds, staleIfErrorSeconds } = config.cache;
+  return (Math.max(ttlSeconds, negativeTtlSeconds) + Math.max(staleWhileRevalidateSeconds, staleIfErrorSeconds)) * 1000;
 }
 
 /** Listens, turning the usual failures (port taken, not allowed) into one line that names the port. */

@@ -1,12 +1,12 @@
 // The counter store in Redis (Node replicas): one count per key for the deployment. `consume` is one Lua
 // script, so the check and the count are atomic across replicas and a refusal counts nothing.
-import type { Redis } from 'ioredis';
 import type { Clock } from '../../clock.js';
 import type { CounterDecision, CounterState, CounterStore } from '../../shared-state/counter-store.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
+import type { RedisClient } from './client.js';
 
 export interface RedisCounterStoreOptions {
-  client: Redis;
+  client: RedisClient;
   /** REDIS_KEY_PREFIX; keys are `${keyPrefix}:ctr:${key}`. */
   keyPrefix: string;
   /** REDIS_TIMEOUT_MS: a command without an answer after this long is a StoreUnavailableError. */

@@ -2,9 +2,9 @@
 // gateway's ioredis client. Its increment script is the package's own with two changes: a malformed or foreign
 // value in a key (text, a fraction, another type) is that key's problem, treated as absent and overwritten rather
 // than an error that would mark the store down; and a count given back to nothing deletes its key.
-import type { Redis } from 'ioredis';
 import RateLimiterRedis from 'rate-limiter-flexible/lib/RateLimiterRedis.js';
 import type { LimitSpec, SharedLimiters } from '../../limits/limit.js';
+import type { RedisClient } from './client.js';
 
 // KEYS[1] the key; ARGV[1] points (negative: given back), ARGV[2] the window in seconds. Returns {count, pttl}.
 const INCREMENT = `
@@ -32,7 +32,7 @@ return {count, ttl}
 `;
 
 export interface RedisLimitersOptions {
-  client: Redis;
+  client: RedisClient;
   /** REDIS_KEY_PREFIX; keys are `${keyPrefix}:ctr:${limit's prefix}:${key}`, beside the counter store's. */
   keyPrefix: string;
 }

@@ -1,10 +1,11 @@
 // The token store of Node replicas: one sealed upstream token per client id in Redis, one refresh at a time
 // under a lease (SET NX PX), a generation so that a 401 drops only the token it was about.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { systemClock, type Clock } from '../../clock.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 import type { ObtainedToken, SharedToken, TokenRefreshOptions, TokenStore } from '../../shared-state/token-store.js';
+import type { RedisClient } from './client.js';
+import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
 /** Format of the stored value; a reader ignores another (two releases side by side during a rollout). */
@@ -12,8 +13,10 @@ export const TOKEN_VALUE_VERSION = '1';
 
 // KEYS: value, generation. ARGV: version, sealed token, lowest generation (the publisher's clock), TTL ms.
 // The generation never goes back, not even after Redis lost its data: it is at least the publisher's clock.
+// A generation key that is not ours (another type, not a number) counts as 0: the floor still keeps it going up.
 const PUBLISH = `
-local g = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
+local held = redis.pcall('GET', KEYS[2])
+local g = (type(held) == 'string' and tonumber(held) or 0) + 1
 local floor = tonumber(ARGV[3])
 if g < floor then g = floor end
 local gs = string.format('%d', g)
@@ -26,28 +29,24 @@ return gs`;
 // KEYS: value, generation, lease. ARGV: as PUBLISH. Publishes only when no token of this format is published and
 // nobody holds the lease (a login under way will publish its own): -1 lease held, 0 one is published, else PUBLISH's.
 const OFFER = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-if redis.call('HGET', KEYS[1], 'v') == ARGV[1] then return 0 end
+if redis.call('PTTL', KEYS[3]) > 0 then return -1 end
+if redis.pcall('HGET', KEYS[1], 'v') == ARGV[1] then return 0 end
 ${PUBLISH}`;
 
 // KEYS: value. ARGV: generation.
 const DROP_IF_CURRENT = `
-if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then
+if redis.pcall('HGET', KEYS[1], 'g') == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
 end
 return 0`;
 
-// KEYS: lease. ARGV: lease id. Only the holder gives a lease back; an expired one may already be another's.
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`;
+/** A reply about one key holding something that is not ours: that key is absent, the store is not down. */
+const isForeignValue = (err: unknown) => err instanceof Error && /^WRONGTYPE\b/.test(err.message);
 
 export interface RedisTokenStoreOptions {
   /** A client without an offline queue and with a command timeout (client.ts). */
-  client: Redis;
+  client: RedisClient;
   /** REDIS_KEY_PREFIX. */
   keyPrefix: string;
   /** The upstream client id: one token per id. Only a hash of it goes into the key. */
@@ -98,7 +97,12 @@ export function createRedisTokenStore(
   }
 
   async function read(): Promise<SharedToken | null> {
-    const [v, g, data] = await command('read', () => client.hmget(keys.value, 'v', 'g', 'data'));
+    const [v, g, data] = await command('read', () =>
+      client.hmget(keys.value, 'v', 'g', 'data').catch((err: unknown) => {
+        if (isForeignValue(err)) return [null, null, null];
+        throw err;
+      }),
+    );
     if (v !== TOKEN_VALUE_VERSION || g == null || data == null) return null;
     const opened = seal.open(data, sealContext);
     if (opened === null) return null;
@@ -145,13 +149,13 @@ export function createRedisTokenStore(
 
   async function tryLease(): Promise<string | null> {
     const leaseId = randomUUID();
-    const taken = await command('lease', () => client.set(keys.lease, leaseId, 'PX', leaseMs, 'NX'));
-    return taken === 'OK' ? leaseId : null;
+    const taken = await command('lease', () => client.eval(TAKE_LEASE, 1, keys.lease, leaseId, String(leaseMs)));
+    return taken === 1 ? leaseId : null;
   }
 
   function release(leaseId: string): void {
     // Not awaited: the lease expires by itself if this fails, and the caller already has its token.
-    command('release', () => client.eval(RELEASE, 1, keys.lease, leaseId)).catch(() => {});
+    command('release', () => client.eval(RELEASE_LEASE, 1, keys.lease, leaseId)).catch(() => {});
   }
 
   return {

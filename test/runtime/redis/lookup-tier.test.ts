@@ -36,6 +36,7 @@ async function tierAt(url: string, prefix: string, extra: { secret?: string; max
     secret: extra.secret ?? SECRET,
     clock: Date.now,
     maxEntryBytes: extra.maxEntryBytes ?? 256 * 1024,
+    maxRetentionMs: 86_400_000,
     pingIntervalMs: 200,
     logger: silentLogger,
   });
@@ -80,8 +81,8 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
     expect(await tier.get(HASH)).toEqual(stored);
     const raw = await rawClient();
     try {
-      const keys = await raw.keys(`${prefix}*`);
-      expect(keys).toEqual([`${prefix}:lookup:${HASH}`]);
+      const keys = await raw.keys(`${prefix}:lookup:*`);
+      expect(keys).toEqual([tier.keysOf(HASH).entry]);
       const value = (await raw.get(keys[0]!))!;
       const everything = `${keys.join(' ')} ${value}`;
       for (const digits of ['442079460001', '2079460001', '7946 0001', 'Hartley'])
@@ -99,7 +100,7 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
     await tier.set(HASH, entry(now));
     const raw = await rawClient();
     try {
-      const pttl = await raw.pttl(`${prefix}:lookup:${HASH}`);
+      const pttl = await raw.pttl(tier.keysOf(HASH).entry);
       expect(pttl).toBeGreaterThan(4_200_000 - 5_000);
       expect(pttl).toBeLessThanOrEqual(4_200_000);
     } finally {
@@ -119,12 +120,12 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
     await tier.set(HASH, entry());
     const raw = await rawClient();
     try {
-      const key = `${prefix}:lookup:${HASH}`;
+      const key = tier.keysOf(HASH).entry;
       const value = JSON.parse((await raw.get(key))!) as { v: number };
       await raw.set(key, JSON.stringify({ ...value, v: TIER_ENTRY_VERSION + 1 }), 'PX', 60_000);
       expect(await tier.get(HASH)).toBeUndefined();
       // A value copied under another key does not open either (sealed with its key).
-      await raw.set(`${prefix}:lookup:${'c'.repeat(32)}`, JSON.stringify(value), 'PX', 60_000);
+      await raw.set(tier.keysOf('c'.repeat(32)).entry, JSON.stringify(value), 'PX', 60_000);
       expect(await tier.get('c'.repeat(32))).toBeUndefined();
     } finally {
       raw.disconnect();
@@ -173,6 +174,73 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
     expect(await neighbour.get(HASH)).toBeDefined();
   });
 
+  it('does not serve a purged value written back into Redis by someone with write access', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const [a, b] = [await tierAt(URL, prefix), await tierAt(URL, prefix)];
+    await a.set(HASH, entry());
+    const raw = await rawClient();
+    try {
+      const key = a.keysOf(HASH).entry;
+      const old = (await raw.get(key))!;
+      await b.delete(HASH);
+      await raw.set(key, old, 'PX', 60_000);
+      expect(await a.get(HASH)).toBeUndefined();
+      expect(await b.get(HASH)).toBeUndefined();
+      // A fill after the purge is served again, to both.
+      await a.set(HASH, entry());
+      expect(await b.get(HASH)).toBeDefined();
+      // And a purge-all: the old generation's value written back under the new generation's key does not open.
+      const before = (await raw.get(a.keysOf(HASH).entry))!;
+      await a.clear();
+      await until(() => b.keysOf(HASH).entry !== key);
+      await raw.set(b.keysOf(HASH).entry, before, 'PX', 60_000);
+      expect(await b.get(HASH)).toBeUndefined();
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('purges everything without walking the keyspace: the old entries are left to their TTL and not read', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const tier = await tierAt(URL, prefix);
+    await tier.set(HASH, entry());
+    const old = tier.keysOf(HASH).entry;
+    await tier.clear();
+    expect(tier.keysOf(HASH).entry).not.toBe(old);
+    expect(await tier.get(HASH)).toBeUndefined();
+    const raw = await rawClient();
+    try {
+      expect(await raw.exists(old)).toBe(1);
+      expect(await raw.pttl(old)).toBeGreaterThan(0);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('treats a foreign value under any of its keys as absent and overwrites it, never as Redis being down', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const tier = await tierAt(URL, prefix);
+    const keys = tier.keysOf(HASH);
+    const raw = await rawClient();
+    try {
+      await raw.hset(keys.entry, 'x', '1');
+      await raw.rpush(keys.lease, 'not a lease');
+      await raw.set(keys.purged, 'not a number');
+      expect(await tier.get(HASH)).toBeUndefined();
+      expect(await tier.lease(HASH, 5000)).toBe(true);
+      await tier.release(HASH);
+      const stored = entry();
+      await tier.set(HASH, stored);
+      expect(await tier.get(HASH)).toEqual(stored);
+      await raw.set(`${prefix}:lookup-purges`, 'garbage');
+      await tier.delete(HASH);
+      expect(await raw.type(`${prefix}:lookup-purges`)).toBe('hash');
+      expect(await tier.get(HASH)).toBeUndefined();
+    } finally {
+      raw.disconnect();
+    }
+  });
+
   it('tells its listeners that purges may have been missed when its subscription comes back', async () => {
     const prefix = `t-${randomUUID()}`;
     const redis = createNodeRedis(URL, silentLogger, { commandTimeoutMs: 250 });
@@ -185,6 +253,7 @@ describe.skipIf(!sharedRedis)('Redis lookup tier (127.0.0.1:6379)', () => {
       secret: SECRET,
       clock: Date.now,
       maxEntryBytes: 4096,
+      maxRetentionMs: 86_400_000,
       logger: silentLogger,
     });
     open.push({ tier, redis });

@@ -125,6 +125,23 @@ describe.skipIf(!hasRedis)('Redis token store (real Redis)', () => {
     expect(await store.dropIfCurrent(g2.generation)).toBe(false);
   });
 
+  it('treats foreign values under its keys as absent and overwrites them, never as Redis being down', async () => {
+    const { store, redis } = await replica(`t-${randomUUID()}`);
+    const { keys } = store as ReturnType<typeof createRedisTokenStore>;
+    await redis.set(keys.value, 'not a hash');
+    await redis.hset(keys.generation, 'x', 'y');
+    // A lease without a TTL is not one of ours: it would block every refresh for good.
+    await redis.set(keys.lease, 'forever');
+    expect(await store.read()).toBeNull();
+    expect(await store.dropIfCurrent(1)).toBe(false);
+    const up = upstream();
+    const published = await store.refresh(up.obtain, { ...ANY, waitMs: 100 });
+    expect(up.calls()).toBe(1);
+    expect(published.generation).toBeGreaterThanOrEqual(Date.now() - 60_000);
+    expect(await store.read()).toMatchObject({ token: published.token });
+    expect(await redis.exists(keys.lease)).toBe(0);
+  });
+
   it('keeps neither the token nor the client id in clear in Redis, and expires the value with the token', async () => {
     const prefix = `t-${randomUUID()}`;
     const { store, redis } = await replica(prefix);

@@ -1,0 +1,151 @@
+// Two gateways sharing a highly available Redis (Sentinel or Cluster) in front of one simulator: what the
+// Sentinel and Cluster tests ask of them alike (sharing, purges, traffic through a failover, sharing again).
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { consoleSearch } from '../console/console-client.js';
+import { startReplicas, type Replicas } from './replicas.js';
+
+export interface Answer {
+  status: number;
+  ms: number;
+  cacheStatus: string;
+  age: number;
+}
+
+export interface HaDeployment {
+  replicas: Replicas;
+  prefix: string;
+  search(replica: number, number: string): Promise<Answer>;
+  /** DELETE /admin/cache(/number) on one replica; its status. */
+  purge(replica: number, number?: string): Promise<number>;
+  /** One console search from a new client address on one replica; its status. */
+  consoleSearch(replica: number, number: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Fictional UK numbers (Ofcom's drama range 020 7946 0xxx), distinct per `i` below 1000. */
+export const fictional = (i: number) => `+442079460${String(i % 1000).padStart(3, '0')}`;
+
+/** Fictional numbers of another drama range (0161 496 0xxx), which {@link trafficWhile} never asks for. */
+const untouched = (i: number) => `+441614960${String(i % 1000).padStart(3, '0')}`;
+
+export async function startHaDeployment(env: Record<string, string>): Promise<HaDeployment> {
+  const prefix = `t-${randomUUID()}`;
+  const replicas = await startReplicas(2, {
+    env: { REDIS_KEY_PREFIX: prefix, CONSOLE_PROVIDER: 'swissdir', TRUST_PROXY_HOPS: '1', ...env },
+  });
+  const gateways = replicas.replicas;
+  const [token, admin] = [await gateways[0]!.login('crm'), await gateways[1]!.login('ops')];
+  let address = 0;
+  return {
+    replicas,
+    prefix,
+    async search(replica, number) {
+      const t0 = performance.now();
+      const res = await gateways[replica]!.search(number, token);
+      await res.arrayBuffer();
+      return {
+        status: res.status,
+        ms: performance.now() - t0,
+        cacheStatus: res.headers.get('cache-status') ?? '',
+        age: Number(res.headers.get('age')),
+      };
+    },
+    async purge(replica, number) {
+      const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
+      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      await res.arrayBuffer();
+      return res.status;
+    },
+    async consoleSearch(replica, number) {
+      address++;
+      const res = await consoleSearch(gateways[replica]!.gateway.url, number, {
+        'x-forwarded-for': `198.51.100.${address % 250}`,
+      });
+      return res.status;
+    },
+    close: () => replicas.close(),
+  };
+}
+
+/** Every number on both replicas at once: the simulator should see one search per number. */
+export const onBoth = (d: HaDeployment, numbers: readonly string[]) =>
+  Promise.all(numbers.flatMap((n) => [0, 1].map((i) => d.search(i, n))));
+
+/**
+ * Searches on both replicas, four at a time (fresh numbers and repeats), while `during` runs and for `afterMs`
+ * after it: every answer with its time.
+ */
+export async function trafficWhile(d: HaDeployment, during: () => Promise<void>, afterMs = 500): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  let stop = false;
+  let k = 0;
+  const traffic = Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        const i = k++;
+        answers.push(await d.search(i % 2, fictional(i % 3 === 0 ? 900 + (i % 20) : 300 + i)));
+      }
+    }),
+  );
+  await settle(200);
+  await during();
+  await settle(afterMs);
+  stop = true;
+  await traffic;
+  return answers;
+}
+
+/**
+ * Polls until a number fetched by one replica is a shared hit on the other (sharing resumed); then, for a
+ * burst of fresh numbers on both replicas at once, the upstream search calls the simulator saw. Its numbers are
+ * of a range of their own, from `from` on: neither replica has a local copy of them.
+ */
+export async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
+  let resumed = false;
+  let i = from;
+  for (const until = Date.now() + timeoutMs; !resumed && Date.now() < until; i++) {
+    await d.search(0, untouched(i));
+    resumed = (await d.search(1, untouched(i))).cacheStatus.includes('detail=shared');
+    if (!resumed) await settle(200);
+  }
+  const numbers = Array.from({ length: 10 }, (_, j) => untouched(i + 1 + j));
+  d.replicas.simulator.controls.resetStats();
+  const answers = await onBoth(d, numbers);
+  return { resumed, numbers, answers, searchCalls: d.replicas.simulator.controls.stats().searchCalls };
+}
+
+/** What a failover may cost the callers: nothing but the per-process fallback (every answer 200, none slow). */
+export function expectEveryAnswerThrough(answers: Answer[]): void {
+  expect(answers.length).toBeGreaterThan(20);
+  expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+  expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1500);
+}
+
+/** After a failover: sharing resumed by itself, one upstream call per number for both replicas again. */
+export async function expectSharingAgain(d: HaDeployment): Promise<void> {
+  const again = await sharingAgain(d, 0);
+  expect(again.resumed).toBe(true);
+  expect(again.answers.every((a) => a.status === 200)).toBe(true);
+  expect(again.searchCalls).toBe(again.numbers.length);
+  // And purges reach both again (on a Cluster the subscription may have moved to another node).
+  await expectPurgeObeyed(d, 1, again.numbers[0]!);
+}
+
+/**
+ * A purge of `number` (which both replicas hold) made on replica `by`: both fetch it again, one upstream call for
+ * the two. The copies are first let age a second, so one answered after the purge would show `Age` >= 1.
+ */
+export async function expectPurgeObeyed(d: HaDeployment, by: number, number: string): Promise<void> {
+  await settle(1100);
+  const before = d.replicas.simulator.controls.stats().searchByNumber[number] ?? 0;
+  expect(await d.purge(by, number)).toBe(200);
+  await settle(150);
+  for (const i of [0, 1]) expect((await d.search(i, number)).age).toBe(0);
+  expect(d.replicas.simulator.controls.stats().searchByNumber[number]).toBe(before + 1);
+}

@@ -1,0 +1,64 @@
+// Two gateways on a Redis primary with a replica behind three Sentinels (real redis-server processes of the test's
+// own): one login and one upstream search per number for both, purges both obey, and the primary killed under
+// traffic: every answer 200 and none slow, then sharing again on the promoted replica, which holds the state.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  fictional,
+  onBoth,
+  expectEveryAnswerThrough,
+  expectPurgeObeyed,
+  expectSharingAgain,
+  startHaDeployment,
+  trafficWhile,
+  type HaDeployment,
+} from '../helpers/ha-deployment.js';
+import { redisCli } from '../helpers/redis-cluster.mjs';
+import { MASTER_NAME, startRedisSentinels, type SentinelProcesses } from '../helpers/redis-sentinel.js';
+import { checkRequirement, commandRequirement } from '../helpers/requires.js';
+
+const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
+
+describe.skipIf(!redisServer)('two gateways on Redis behind Sentinels', () => {
+  let sentinel: SentinelProcesses | undefined;
+  let d: HaDeployment | undefined;
+  beforeAll(async () => {
+    sentinel = await startRedisSentinels();
+    d = await startHaDeployment({
+      REDIS_SENTINELS: sentinel.sentinels,
+      REDIS_SENTINEL_MASTER: MASTER_NAME,
+      REDIS_TIMEOUT_MS: '500',
+    });
+  }, 40_000);
+  afterAll(async () => {
+    await d?.close();
+    await sentinel?.stop();
+  });
+
+  it('logs in once and searches each number once for both, and both obey a purge made on either', async () => {
+    const numbers = Array.from({ length: 8 }, (_, i) => fictional(i));
+    const answers = await onBoth(d!, numbers);
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const stats = d!.replicas.simulator.controls.stats();
+    expect(stats.tokenCalls).toBe(1);
+    expect(stats.searchCalls).toBe(numbers.length);
+
+    await expectPurgeObeyed(d!, 1, numbers[0]!);
+    expect((await d!.search(0, numbers[1]!)).age).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers every request (200, none slower than 1.5 s) while the primary is killed, then shares again on the promoted replica', async () => {
+    const answers = await trafficWhile(d!, async () => {
+      await sentinel!.killMaster();
+      await sentinel!.promoted();
+    });
+    expectEveryAnswerThrough(answers);
+
+    await expectSharingAgain(d!);
+    // The promoted replica holds the shared state: the token and the answers.
+    const keys = (await redisCli(sentinel!.replicaPort, '--scan', '--pattern', `${d!.prefix}:*`)).split('\n');
+    expect(keys.some((k) => k.startsWith(`${d!.prefix}:token:`))).toBe(true);
+    expect(keys.filter((k) => k.startsWith(`${d!.prefix}:lookup:`)).length).toBeGreaterThanOrEqual(10);
+    for (const logs of d!.replicas.replicas.map((r) => r.logs))
+      expect(logs.some((l) => l.fields.event === 'shared_store_up')).toBe(true);
+  }, 45_000);
+});
