@@ -90,11 +90,16 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     buckets: REQUEST_BUCKETS,
     registry,
   });
+  // Counted on every search, cache hits included: bound series too.
+  const cacheLookupSeries = boundCounters<'result'>();
   const cacheLookups = new Counter({
     name: name('cache_lookups_total'),
     help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error, shared (fresh from the shared tier: fetched by another replica).',
     labelNames: ['result'] as const,
     registers,
+    collect() {
+      cacheLookupSeries.fold(this);
+    },
   });
   new Gauge({
     name: name('cache_entries'),
@@ -223,7 +228,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       if (reason === 'unauthorized') unauthorizedRefreshes.inc();
     },
     cacheLookup(result) {
-      cacheLookups.inc({ result });
+      cacheLookupSeries.bind(result, { result }).inc();
     },
     consoleRefused(reason) {
       consoleRefused.inc({ reason });

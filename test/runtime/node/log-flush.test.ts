@@ -1,6 +1,6 @@
 // The access log is written through a buffer (sonic-boom, flushed every LOG_FLUSH_MS): the built entry point
-// (`node dist/runtime/node/main.js`) must still write every line of every answered request when it stops on SIGTERM
-// and when it crashes (an uncaught exception, injected by a preload module on SIGUSR2).
+// (`node dist/runtime/node/main.js`) must write every line of every answered request while it runs, when it stops on
+// SIGTERM and when it crashes (an uncaught exception, injected by a preload module on SIGUSR2).
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -74,6 +74,17 @@ describe('the buffered access log of the Node entry point', () => {
   function loggedIds(gateway: GatewayProcess): string[] {
     return gateway.lines.filter((l) => l.event === 'request').map((l) => String(l.requestId));
   }
+
+  it('writes the buffered lines while running, without a stop or more traffic to push them out', async () => {
+    const gateway = await startGatewayProcess(built.dir, env);
+    running.push(gateway);
+    const ids = await answered(gateway.port, 'live');
+    // Flushed every LOG_FLUSH_MS (250 ms); polled for a few seconds so a busy machine does not fail the test.
+    for (let waited = 0; loggedIds(gateway).length < ids.length && waited < 5000; waited += 50)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(loggedIds(gateway).sort()).toEqual([...ids].sort());
+    expect(gateway.child.exitCode).toBeNull();
+  }, 60_000);
 
   it('writes the line of every answered request when stopped with SIGTERM', async () => {
     const gateway = await startGatewayProcess(built.dir, env);
