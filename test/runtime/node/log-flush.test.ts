@@ -1,15 +1,15 @@
 // The access log is written through a buffer (sonic-boom, flushed every LOG_FLUSH_MS): the built entry point
 // (`node dist/runtime/node/main.js`) must write every line of every answered request while it runs, when it stops on
 // SIGTERM and when it crashes (an uncaught exception, injected by a preload module on SIGUSR2).
-import { symlink, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../../src/simulator/server.js';
 import {
-  buildDist,
-  REPO,
+  buildRunnableDist,
+  productionGatewayEnv,
   startGatewayProcess,
   type BuiltDist,
   type GatewayProcess,
@@ -25,27 +25,20 @@ describe('the buffered access log of the Node entry point', () => {
   const running: GatewayProcess[] = [];
 
   beforeAll(async () => {
-    built = await buildDist('callerid-log-flush-');
-    await writeFile(join(built.dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    await symlink(join(REPO, 'node_modules'), join(built.dir, 'node_modules'), 'dir');
+    built = await buildRunnableDist('callerid-log-flush-');
     crashModule = join(built.dir, 'crash-on-signal.mjs');
     await writeFile(
       crashModule,
       "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected crash'); }));\n",
     );
     simulator = await startSimulatorServer({ clients: { 'gateway-lf': 'upstream-secret-lf' } });
-    env = {
-      NODE_ENV: 'production',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      UPSTREAM_AUTH_URL: simulator.url,
-      UPSTREAM_BASE_URL: simulator.url,
-      UPSTREAM_CLIENT_ID: 'gateway-lf',
-      UPSTREAM_CLIENT_SECRET: 'upstream-secret-lf',
-      GATEWAY_TOKEN_SECRET: 'log-flush-test-signing-key-of-32-bytes!!',
-      GATEWAY_CLIENTS: `crm:${await sha256Hex('log-flush-client-secret-0123')}`,
-      DEFAULT_REGION: 'GB',
-    };
+    env = productionGatewayEnv({
+      simulatorUrl: simulator.url,
+      upstreamClientId: 'gateway-lf',
+      upstreamSecret: 'upstream-secret-lf',
+      signingKey: 'log-flush-test-signing-key-of-32-bytes!!',
+      clients: `crm:${await sha256Hex('log-flush-client-secret-0123')}`,
+    });
   }, 120_000);
 
   afterAll(async () => {
