@@ -20,6 +20,7 @@ import {
   log,
   median,
   table,
+  TARGETS,
 } from './harness.mjs';
 
 const beforeRef = arg('--before', undefined);
@@ -117,8 +118,20 @@ const before = baselineScript === null ? undefined : summary[`before (${beforeRe
 const bare = summary['bare node:http'];
 const ratio = (a, b) => (b === undefined ? '' : `${(a / b).toFixed(2)}x`);
 const rows = [
-  ['hit c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'req/s vs before', 'req/s vs bare node', 'non-2xx/errors'],
+  [
+    'hit c=50',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'CPU: bare node / this',
+    'CPU/req vs before',
+    'req/s vs before',
+    'req/s vs bare node',
+    'non-2xx/errors',
+  ],
 ];
+const met = (value, ok) => `${value}${ok ? ' (met)' : ' (not met)'}`;
 for (const n of names) {
   const s = summary[n];
   rows.push([
@@ -127,6 +140,8 @@ for (const n of names) {
     (s.p50 / 1000).toFixed(2),
     (s.p99 / 1000).toFixed(2),
     s.cpu.toFixed(1),
+    n === 'bare node:http' ? '' : met(`${(bare.cpu / s.cpu).toFixed(2)}`, bare.cpu / s.cpu >= TARGETS.hitCpuRatio),
+    before && n !== 'bare node:http' ? ratio(s.cpu, before.cpu) : '',
     before && n !== 'bare node:http' ? ratio(s.rps, before.rps) : '',
     n === 'bare node:http' ? '' : ratio(s.rps, bare.rps),
     String(s.bad),
@@ -134,7 +149,7 @@ for (const n of names) {
 }
 process.stdout.write(
   `\nhit path at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, alternating order (${new Date().toISOString()}, node ${process.version}; ` +
-    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'})\n${table(rows)}\n`,
+    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; target: bare node / this >= ${TARGETS.hitCpuRatio} by CPU/req)\n${table(rows)}\n`,
 );
 
 for (const s of Object.values(servers)) s.child.send({ type: 'stop' });

@@ -1,12 +1,11 @@
 // createApp: the gateway's Hono app (middleware order, routes, error mapping), the same on Node and Workers.
 import { Hono } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { docsRoutes } from './docs/docs-routes.js';
-import { errorCodes, GatewayError, problemResponse, type ErrorCode } from './errors.js';
+import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
 import { requestBodyLimit, type BodyBoundOf } from './middleware/body-limit.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
@@ -18,10 +17,6 @@ import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenLoginRoutes } from './routes/token-login.js';
 import type { Services } from './services.js';
-
-const statusToCode = new Map<number, ErrorCode>(
-  Object.entries(errorCodes).map(([code, { status }]) => [status, code as ErrorCode]),
-);
 
 /** Every route's body bound: REQUEST_MAX_BODY_BYTES, the batch search's own (larger) one. */
 export function bodyBoundOf(config: Services['config']): BodyBoundOf {
@@ -70,31 +65,7 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.notFound((c) => problemResponse('not_found', 'No such resource.', c.get('requestId')));
 
-  app.onError((err, c) => {
-    const id = c.get('requestId') ?? crypto.randomUUID();
-    if (err instanceof GatewayError) {
-      if (err.status >= 500)
-        logger.warn({ event: 'request_failed', requestId: id, code: err.code, reason: err.message }, 'request failed');
-      return problemResponse(err.code, err.message, id, err.headers, err.extensions);
-    }
-    if (err instanceof HTTPException && err.status < 500) {
-      const code = statusToCode.get(err.status) ?? 'bad_request';
-      return problemResponse(code, errorCodes[code].title, id, {});
-    }
-    logger.error(
-      {
-        event: 'unhandled_error',
-        requestId: id,
-        err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
-      },
-      'unhandled error',
-    );
-    return problemResponse(
-      'internal',
-      `An internal error occurred; please contact support and quote request id ${id}.`,
-      id,
-    );
-  });
+  app.onError((err, c) => errorResponse(err, c.get('requestId') ?? crypto.randomUUID(), logger));
 
   return app;
 }

@@ -1,4 +1,6 @@
 // The gateway's one error type: a closed set of codes, each with its HTTP status and RFC 9457 title.
+import { HTTPException } from 'hono/http-exception';
+import type { Logger } from './observability/logger.js';
 
 export const errorCodes = {
   bad_request: { status: 400, title: 'Bad request' },
@@ -89,4 +91,38 @@ export function problemResponse(
     status: body.status,
     headers: { ...headers, 'content-type': 'application/problem+json', 'x-request-id': requestId },
   });
+}
+
+const statusToCode = new Map<number, ErrorCode>(
+  Object.entries(errorCodes).map(([code, { status }]) => [status, code as ErrorCode]),
+);
+
+/**
+ * The answer to an error a request ended with (the app's onError, and the Node search path): a GatewayError as its
+ * problem (logged when the gateway or its upstream failed), an HTTPException below 500 by its status, anything else
+ * as an internal error, logged with its stack.
+ */
+export function errorResponse(err: unknown, requestId: string, logger: Logger): Response {
+  if (err instanceof GatewayError) {
+    if (err.status >= 500)
+      logger.warn({ event: 'request_failed', requestId, code: err.code, reason: err.message }, 'request failed');
+    return problemResponse(err.code, err.message, requestId, err.headers, err.extensions);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    const code = statusToCode.get(err.status) ?? 'bad_request';
+    return problemResponse(code, errorCodes[code].title, requestId, {});
+  }
+  logger.error(
+    {
+      event: 'unhandled_error',
+      requestId,
+      err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+    },
+    'unhandled error',
+  );
+  return problemResponse(
+    'internal',
+    `An internal error occurred; please contact support and quote request id ${requestId}.`,
+    requestId,
+  );
 }

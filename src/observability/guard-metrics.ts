@@ -2,6 +2,7 @@
 // quota refusals, the breaker, cooldowns, and the day's quota and budget use. `client` is a registered id or
 // `console` only: the guard checks it against GATEWAY_CLIENTS before reporting.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { boundCounters } from './bound-series.js';
 import type { CallerLabel, QuotaScope, SearchResult, Telemetry } from './telemetry.js';
 
 export const SEARCH_RESULTS: readonly SearchResult[] = [
@@ -44,11 +45,16 @@ export function createGuardMetrics(
   status: () => GuardStatus | undefined,
 ): GuardTelemetry {
   const registers = [registry];
-  const searches = new Counter({
+  // Counted on every search, cache hits included: bound series, read by prom-client when it collects.
+  const searches = boundCounters<'client' | 'result'>();
+  new Counter({
     name: name('client_searches_total'),
     help: 'Searches per caller (registered client id or console) by result: the cache result, or the guard that refused it.',
     labelNames: ['client', 'result'] as const,
     registers,
+    collect() {
+      searches.fold(this);
+    },
   });
   const upstreamCalls = new Counter({
     name: name('client_upstream_calls_total'),
@@ -146,17 +152,9 @@ export function createGuardMetrics(
   cooldowns.inc(0);
   // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
   // registered clients times the results.
-  const searchChildren = new Map<string, { inc(): void }>();
-
   return {
     clientSearch(client, result) {
-      const key = `${client} ${result}`;
-      let child = searchChildren.get(key);
-      if (child === undefined) {
-        child = searches.labels({ client, result });
-        searchChildren.set(key, child);
-      }
-      child.inc();
+      searches.bind(`${client} ${result}`, { client, result }).inc();
     },
     clientUpstreamCall(client) {
       upstreamCalls.inc({ client });

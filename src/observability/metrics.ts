@@ -3,6 +3,7 @@
 import { HTTP_METHODS, UNMATCHED_ROUTE } from './telemetry.js';
 export { HTTP_METHODS, UNMATCHED_ROUTE };
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { boundCounters, boundHistogram, type BoundCounter, type BoundHistogram } from './bound-series.js';
 import type {
   CacheResult,
   ConsoleRefusal,
@@ -65,32 +66,40 @@ export interface MetricsOptions {
   registry: Registry;
 }
 
-type RequestLabels = { route: string; method: string; status: string };
-
 export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const { registry } = options;
   const sources: MetricSources = {};
   const registers = [registry];
   const name = (n: string) => METRIC_PREFIX + n;
 
-  const requests = new Counter({
+  // The request metrics are counted per request, the hit path included: their series are bound once per route,
+  // method and status (bound-series.ts) and read by prom-client when it collects.
+  const requestSeries = boundCounters<'route' | 'method' | 'status'>();
+  new Counter({
     name: name('http_requests_total'),
     help: 'HTTP requests answered, by route template, method and status code.',
     labelNames: ['route', 'method', 'status'] as const,
     registers,
+    collect() {
+      requestSeries.fold(this);
+    },
   });
-  const requestDuration = new Histogram({
+  const durationSeries = boundHistogram<'route' | 'method' | 'status'>({
     name: name('http_request_duration_seconds'),
     help: 'Time from receiving a request to its response being ready, by route template, method and status code.',
-    labelNames: ['route', 'method', 'status'] as const,
     buckets: REQUEST_BUCKETS,
-    registers,
+    registry,
   });
+  // Counted on every search, cache hits included: bound series too.
+  const cacheLookupSeries = boundCounters<'result'>();
   const cacheLookups = new Counter({
     name: name('cache_lookups_total'),
     help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error, shared (fresh from the shared tier: fetched by another replica).',
     labelNames: ['result'] as const,
     registers,
+    collect() {
+      cacheLookupSeries.fold(this);
+    },
   });
   new Gauge({
     name: name('cache_entries'),
@@ -191,18 +200,18 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     sharedStoreFallbacks.inc({ store }, 0);
   }
 
-  // The label objects of a request are reused: the cache-hit path should not allocate one per request.
-  const requestLabels = new Map<string, RequestLabels>();
-  const labelsFor = (route: string, method: string, status: number): RequestLabels => {
+  // Keyed by the closed method, so a client inventing methods cannot grow the map.
+  const requestRecorders = new Map<string, { count: BoundCounter; duration: BoundHistogram }>();
+  const recorderFor = (route: string, method: string, status: number) => {
     const known = closedMethod(method);
-    // Keyed by the closed method, so a client inventing methods cannot grow the map.
     const key = `${route} ${known} ${status}`;
-    let labels = requestLabels.get(key);
-    if (labels === undefined) {
-      labels = { route, method: known, status: String(status) };
-      requestLabels.set(key, labels);
+    let recorder = requestRecorders.get(key);
+    if (recorder === undefined) {
+      const labels = { route, method: known, status: String(status) };
+      recorder = { count: requestSeries.bind(key, labels), duration: durationSeries.bind(key, labels) };
+      requestRecorders.set(key, recorder);
     }
-    return labels;
+    return recorder;
   };
 
   const guard = createGuardMetrics(registry, name, () => sources.guardStatus?.());
@@ -219,7 +228,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       if (reason === 'unauthorized') unauthorizedRefreshes.inc();
     },
     cacheLookup(result) {
-      cacheLookups.inc({ result });
+      cacheLookupSeries.bind(result, { result }).inc();
     },
     consoleRefused(reason) {
       consoleRefused.inc({ reason });
@@ -236,9 +245,9 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     registry,
     telemetry,
     observeRequest(route, method, status, seconds) {
-      const labels = labelsFor(route, method, status);
-      requests.inc(labels);
-      requestDuration.observe(labels, seconds);
+      const recorder = recorderFor(route, method, status);
+      recorder.count.inc();
+      recorder.duration.observe(seconds);
     },
     watch(more) {
       Object.assign(sources, more);

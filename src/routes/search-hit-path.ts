@@ -1,12 +1,15 @@
-// The cache-hit path of GET /v2/contacts/search without the Fetch API objects: a runtime whose server hands
-// over raw request parts (Node) answers a fresh hit with it and gives everything else to the app. It only
-// answers when every step is already known to succeed (token verified before, spelling seen before, fresh
-// entry), so errors, misses and stale entries always take the app's one code path.
+// GET /v2/contacts/search without the Fetch API objects, for a runtime whose server hands over raw request parts
+// (Node). The hit path answers a fresh hit synchronously, only when every step is already known to succeed (token
+// verified before, spelling seen before, fresh entry). The search path answers the rest of a search whose token is
+// verified, whose number normalises and whose client is under its rate: the lookup (miss, stale, shared, upstream)
+// and its failures, as the app's route, guard and error handler would. Anything else goes to the app.
 import type { LookupNote } from '../app-env.js';
 import { bearerToken } from '../auth/gateway-tokens.js';
+import { errorResponse } from '../errors.js';
+import { searchResultOf } from '../guard/search-guard.js';
 import type { Services } from '../services.js';
 import { lookupHeaders } from './contacts-search.js';
-import { whatParam } from './search-request.js';
+import { lookupDeadline, whatParam } from './search-request.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
 
@@ -28,6 +31,10 @@ export type SearchHitPath = (
 // The rules of hono/request-id as the app configures it (64 characters of [A-Za-z0-9_=-]).
 const GOOD_REQUEST_ID = /^[\w\-=]{1,64}$/;
 const PREFIX = `${SEARCH_ROUTE}?`;
+
+/** The request id the app's requestId middleware would use: the caller's when well formed, else a new one. */
+const requestIdOf = (header: string | string[] | undefined): string =>
+  typeof header === 'string' && GOOD_REQUEST_ID.test(header) ? header : crypto.randomUUID();
 
 export function createSearchHitPath(
   services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>,
@@ -52,10 +59,7 @@ export function createSearchHitPath(
     const rate = guard.rate.take(verified.clientId);
     guard.countSearch(verified.clientId, 'hit');
 
-    const requestId =
-      typeof requestIdHeader === 'string' && GOOD_REQUEST_ID.test(requestIdHeader)
-        ? requestIdHeader
-        : crypto.randomUUID();
+    const requestId = requestIdOf(requestIdHeader);
     const headers = lookupHeaders(result);
     Object.assign(headers, guard.rate.fields.headers(rate.state));
     headers['x-request-id'] = requestId;
@@ -66,5 +70,76 @@ export function createSearchHitPath(
       clientId: verified.clientId,
       lookup: { e164, cache: result.cache },
     };
+  };
+}
+
+/** What the search path answers: the status and headers of the app's answer, its body, and what the log records. */
+export interface SearchAnswer extends HitAnswer {
+  status: number;
+}
+
+export interface SearchRequest {
+  method: string | undefined;
+  target: string | undefined;
+  authorization: string | undefined;
+  requestId: string | string[] | undefined;
+  /** The `Prefer` header: a search with one is the app's (it answers `Preference-Applied`). */
+  prefer: string | string[] | undefined;
+  /** Whether the request declares a body (Content-Length or Transfer-Encoding): the app bounds those. */
+  hasBody: boolean;
+}
+
+export type SearchPath = (request: SearchRequest) => Promise<SearchAnswer> | undefined;
+
+export function createSearchPath(
+  services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard' | 'config' | 'logger'>,
+): SearchPath {
+  const { gatewayTokens, normalizer, lookup, guard, config, logger } = services;
+  const deadlineMs = lookupDeadline(
+    undefined,
+    config.lookupDeadlineMs,
+    config.upstream?.timeoutMs ?? config.lookupDeadlineMs,
+  ).ms;
+
+  return function searchPath(r) {
+    if (r.method !== 'GET' || r.prefer !== undefined || r.hasBody || r.authorization === undefined) return undefined;
+    if (r.target === undefined || !r.target.startsWith(PREFIX)) return undefined;
+    const token = bearerToken(r.authorization);
+    const verified = token === undefined ? undefined : gatewayTokens.peek(token);
+    if (verified === undefined) return undefined;
+    const what = whatParam(r.target.slice(PREFIX.length));
+    if (what.count !== 1 || what.value === undefined) return undefined;
+    let e164: string;
+    try {
+      e164 = normalizer.normalize(what.value);
+    } catch {
+      // Not a possible number: the app answers the 400 (and counts it as the app does).
+      return undefined;
+    }
+    const client = verified.clientId;
+    // Over the rate, the app answers the 429; under it, the guard's take comes before the lookup, as in the app.
+    if (!guard.rate.allows(client)) return undefined;
+    const rateHeaders = guard.rate.fields.headers(guard.rate.take(client).state);
+    const requestId = requestIdOf(r.requestId);
+    const note: LookupNote = { e164 };
+    const answer = (status: number, headers: Record<string, string>, body: string): SearchAnswer => {
+      Object.assign(headers, rateHeaders);
+      headers['x-request-id'] = requestId;
+      return { status, headers, body, requestId, clientId: client, lookup: note };
+    };
+    return lookup.lookup(e164, { client }, { deadlineMs }).then(
+      (result) => {
+        note.cache = result.cache;
+        guard.countSearch(client, searchResultOf(200, result.cache, undefined));
+        return answer(200, lookupHeaders(result), result.body);
+      },
+      async (err: unknown) => {
+        const res = errorResponse(err, requestId, logger);
+        guard.countSearch(client, searchResultOf(res.status, undefined, err));
+        const headers: Record<string, string> = {};
+        res.headers.forEach((value, name) => (headers[name] = value));
+        return answer(res.status, headers, await res.text());
+      },
+    );
   };
 }

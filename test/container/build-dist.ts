@@ -2,7 +2,7 @@
 // that start the gateway the way the container does: `node dist/runtime/node/main.js`.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -31,6 +31,37 @@ export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
     if (!existsSync(join(dir, 'dist', 'runtime', 'node', 'main.js'))) throw err;
   }
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** dist/ built and runnable where it is: an ES module package resolving its packages from the repository's node_modules. */
+export async function buildRunnableDist(prefix: string): Promise<BuiltDist> {
+  const built = await buildDist(prefix);
+  await writeFile(join(built.dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  await symlink(join(REPO, 'node_modules'), join(built.dir, 'node_modules'), 'dir');
+  return built;
+}
+
+/** The environment of a production gateway on a free port in front of the simulator at `simulatorUrl`. */
+export function productionGatewayEnv(options: {
+  simulatorUrl: string;
+  upstreamClientId: string;
+  upstreamSecret: string;
+  signingKey: string;
+  /** GATEWAY_CLIENTS: `id:sha256-of-secret`. */
+  clients: string;
+}): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    UPSTREAM_AUTH_URL: options.simulatorUrl,
+    UPSTREAM_BASE_URL: options.simulatorUrl,
+    UPSTREAM_CLIENT_ID: options.upstreamClientId,
+    UPSTREAM_CLIENT_SECRET: options.upstreamSecret,
+    GATEWAY_TOKEN_SECRET: options.signingKey,
+    GATEWAY_CLIENTS: options.clients,
+    DEFAULT_REGION: 'GB',
+  };
 }
 
 export interface GatewayProcess {

@@ -1,7 +1,8 @@
 // The Node hit path answers a fresh cache hit exactly as the Hono app does: same status, body, headers,
-// metrics and log line; anything it cannot vouch for goes through the app.
+// metrics and log line; anything it cannot vouch for goes through the app. The Node search path answers the
+// other searches of a verified token (misses, upstream failures) as the app does too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSearchHitPath } from '../../src/routes/search-hit-path.js';
+import { createSearchHitPath, createSearchPath } from '../../src/routes/search-hit-path.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const NUMBER = '+442079460010';
@@ -139,5 +140,93 @@ describe('Node hit path', () => {
     const res = await fast.search('0113 496 0004', fastToken);
     expect(res.headers.get('cache-status')).toMatch(/fwd=miss/);
     expect(fast.simulator.controls.stats().searchCalls).toBe(1);
+  });
+
+  /** One search on each stack with the same request id; both answers, with their bodies read. */
+  async function bothAnswer(what: string, init: RequestInit = {}) {
+    const headers = { 'x-request-id': 'parity-2', ...(init.headers as Record<string, string> | undefined) };
+    const a = await fast.search(what, fastToken, { ...init, headers });
+    const b = await slow.search(what, slowToken, { ...init, headers });
+    return { a, b, aBody: await a.text(), bBody: await b.text() };
+  }
+
+  function expectSameAnswer({ a, b, aBody, bBody }: Awaited<ReturnType<typeof bothAnswer>>, status: number) {
+    expect(a.status).toBe(status);
+    expect(b.status).toBe(status);
+    expect(aBody).toBe(bBody);
+    expect(headerNames(a)).toEqual(headerNames(b));
+    // The stacks' histories differ (remaining requests in the client's window, entry ages): those values are compared by form.
+    const form = (v: string | null) => v?.replace(/r=\d+;t=\d+/, 'r=N;t=N');
+    for (const name of headerNames(b).filter((n) => n !== 'age'))
+      expect(form(a.headers.get(name)), name).toBe(form(b.headers.get(name)));
+  }
+
+  it('answers a miss through the search path with the same status, body and headers as the app', async () => {
+    const searchPath = createSearchPath(fast.gateway.services);
+    const request = {
+      method: 'GET',
+      target: `/v2/contacts/search?what=${encodeURIComponent('0114 496 0005')}`,
+      authorization: `Bearer ${fastToken}`,
+      requestId: undefined,
+      prefer: undefined,
+      hasBody: false,
+    };
+    // What the search path leaves to the app: a Prefer header, a body, an unverified token, a bad number.
+    expect(searchPath({ ...request, prefer: 'wait=1' })).toBeUndefined();
+    expect(searchPath({ ...request, hasBody: true })).toBeUndefined();
+    expect(searchPath({ ...request, authorization: 'Bearer x.y.z' })).toBeUndefined();
+    expect(searchPath({ ...request, target: '/v2/contacts/search?what=12' })).toBeUndefined();
+    expect(searchPath({ ...request, method: 'HEAD' })).toBeUndefined();
+
+    const direct = await searchPath({ ...request, target: request.target.replace('0005', '0008'), requestId: 'r-1' });
+    expect(direct).toMatchObject({ status: 200, requestId: 'r-1', lookup: { e164: '+441144960008', cache: 'miss' } });
+
+    fast.simulator.controls.resetStats();
+    const miss = await bothAnswer('0114 496 0005');
+    expectSameAnswer(miss, 200);
+    expect(miss.a.headers.get('cache-status')).toMatch(/fwd=miss/);
+    expect(fast.simulator.controls.stats().searchCalls).toBe(1);
+    const unlisted = await bothAnswer('0114 496 0999');
+    expectSameAnswer(unlisted, 200);
+  });
+
+  it('answers an upstream failure as the app does, and logs and counts it alike', async () => {
+    const counted = [
+      /^callerid_gateway_http_requests_total\{route="\/v2\/contacts\/search",method="GET",status="502"\}/,
+      /^callerid_gateway_client_searches_total\{client="crm",result="error"\}/,
+    ];
+    const countsOf = (stack: Stack) => Promise.all(counted.map((line) => metricValue(stack, line)));
+    const countsBefore = [await countsOf(fast), await countsOf(slow)];
+    for (const stack of [fast, slow]) stack.simulator.controls.setFaults({ errorRate: 1 });
+    const linesBefore = [fast.logs.length, slow.logs.length];
+    const failed = await bothAnswer('0115 496 0006');
+    for (const stack of [fast, slow]) stack.simulator.controls.setFaults({ errorRate: 0 });
+    expectSameAnswer(failed, 502);
+    expect(failed.a.headers.get('content-type')).toBe('application/problem+json');
+    await new Promise((r) => setTimeout(r, 20));
+    const requestLine = (stack: Stack, from: number) => {
+      const line = stack.logs.slice(from).find((l) => l.fields.event === 'request' && l.fields.status === 502);
+      // Each stack hashes numbers with a key of its own: the hash is compared by form.
+      const { durationMs: _, numberHash, ...fields } = line?.fields ?? {};
+      return { level: line?.level, fields, numberHash: /^[0-9a-f]{32}$/.test(String(numberHash)) };
+    };
+    expect(requestLine(fast, linesBefore[0]!)).toEqual(requestLine(slow, linesBefore[1]!));
+    expect(requestLine(fast, linesBefore[0]!).fields).toMatchObject({ status: 502, clientId: 'crm' });
+    const failures = (stack: Stack, from: number) =>
+      stack.logs
+        .slice(from)
+        .filter((l) => l.fields.event === 'request_failed')
+        .map((l) => l.fields.code);
+    expect(failures(fast, linesBefore[0]!)).toEqual(failures(slow, linesBefore[1]!));
+    const added = async (stack: Stack, before: number[]) =>
+      (await countsOf(stack)).map((value, i) => value - before[i]!);
+    expect(await added(fast, countsBefore[0]!)).toEqual([1, 1]);
+    expect(await added(slow, countsBefore[1]!)).toEqual([1, 1]);
+  });
+
+  it('leaves a search with Prefer to the app, which says what it applied', async () => {
+    const prefer = await bothAnswer('0116 496 0007', { headers: { prefer: 'wait=2' } });
+    expectSameAnswer(prefer, 200);
+    expect(prefer.a.headers.get('preference-applied')).toMatch(/^wait=/);
   });
 });

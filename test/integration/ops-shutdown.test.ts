@@ -1,11 +1,15 @@
 // Graceful shutdown of the built entry point (`node dist/runtime/node/main.js`): SIGTERM during a slow upstream
 // call lets it finish with 200, refuses new connections, then exits 0; past SHUTDOWN_TIMEOUT_SECONDS it cuts.
-import { symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
-import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from '../container/build-dist.js';
+import {
+  buildRunnableDist,
+  productionGatewayEnv,
+  startGatewayProcess,
+  type BuiltDist,
+  type GatewayProcess,
+} from '../container/build-dist.js';
 import { loginAt } from '../helpers/stack.js';
 
 const CLIENT_SECRET = 'shutdown-client-secret-0123';
@@ -17,23 +21,17 @@ describe('graceful shutdown of the Node entry point', () => {
   const running: GatewayProcess[] = [];
 
   beforeAll(async () => {
-    built = await buildDist('callerid-shutdown-');
-    // dist/ resolves its packages from the repository's node_modules, as an ES module package.
-    await writeFile(join(built.dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    await symlink(join(REPO, 'node_modules'), join(built.dir, 'node_modules'), 'dir');
+    built = await buildRunnableDist('callerid-shutdown-');
     simulator = await startSimulatorServer({ clients: { 'gateway-sd': 'upstream-secret-sd' } });
     env = {
-      NODE_ENV: 'production',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      UPSTREAM_AUTH_URL: simulator.url,
-      UPSTREAM_BASE_URL: simulator.url,
-      UPSTREAM_CLIENT_ID: 'gateway-sd',
-      UPSTREAM_CLIENT_SECRET: 'upstream-secret-sd',
+      ...productionGatewayEnv({
+        simulatorUrl: simulator.url,
+        upstreamClientId: 'gateway-sd',
+        upstreamSecret: 'upstream-secret-sd',
+        signingKey: 'shutdown-test-signing-key-of-32-bytes!!',
+        clients: `crm:${await sha256Hex(CLIENT_SECRET)}`,
+      }),
       UPSTREAM_TIMEOUT_MS: '10000',
-      GATEWAY_TOKEN_SECRET: 'shutdown-test-signing-key-of-32-bytes!!',
-      GATEWAY_CLIENTS: `crm:${await sha256Hex(CLIENT_SECRET)}`,
-      DEFAULT_REGION: 'GB',
     };
   }, 120_000);
 

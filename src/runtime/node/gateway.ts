@@ -4,7 +4,7 @@ import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createSearchHitPath } from '../../routes/search-hit-path.js';
+import { createSearchHitPath, createSearchPath } from '../../routes/search-hit-path.js';
 import { createNodeDocsAssets } from './docs-assets.js';
 import { withSearchHitPath } from './hit-path.js';
 import type { AddressInfo } from 'node:net';
@@ -141,7 +141,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const handler =
     options.hitPath === false
       ? listener
-      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest);
+      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest, createSearchPath(services));
   const server = createServer(
     {
       // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node

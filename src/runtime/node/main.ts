@@ -23,6 +23,17 @@ async function main(): Promise<void> {
     );
   }
   const { logger } = gateway.services;
+  // The log is written through a buffer: whatever way the process ends, the buffered lines are written first.
+  process.on('exit', () => logger.flush?.());
+  process.on('uncaughtException', (err) => {
+    logger.error(
+      { event: 'crash', error: err instanceof Error ? err.message : String(err) },
+      'uncaught exception: exiting',
+    );
+    logger.flush?.();
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
