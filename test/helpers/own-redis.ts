@@ -15,17 +15,29 @@ export interface OwnRedis {
   resume(): void;
 }
 
-export async function startOwnRedis(fixedPort?: number): Promise<OwnRedis> {
+export interface OwnRedisOptions {
+  /** More redis-server arguments, e.g. ACL users (`--user name on >password ~* &* +@all`). */
+  args?: string[];
+  /** Serve TLS only, with these PEM files (the plain port is closed); the URL is then `rediss://`. */
+  tls?: { certFile: string; keyFile: string; caFile: string };
+}
+
+export async function startOwnRedis(fixedPort?: number, options: OwnRedisOptions = {}): Promise<OwnRedis> {
   const port = fixedPort ?? (await freePort());
+  const { tls } = options;
+  const listen = tls
+    ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile]
+    : ['--port', String(port)];
+  const trust = tls ? ['--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no'] : [];
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    [...listen, ...trust, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])],
     { stdio: 'ignore' },
   );
   for (let i = 0; i < 50 && !(await tcpRequirement('127.0.0.1', port, '')).present; i++)
     await new Promise((r) => setTimeout(r, 100));
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
     pause: () => void child.kill('SIGSTOP'),
     resume: () => void child.kill('SIGCONT'),
