@@ -198,6 +198,8 @@ const schema = z.object({
   ),
   REDIS_SENTINELS: hostPortList,
   REDIS_SENTINEL_MASTER: optionalText,
+  REDIS_SENTINEL_USERNAME: optionalText,
+  REDIS_SENTINEL_PASSWORD: optionalText,
   REDIS_CLUSTER_NODES: hostPortList,
   REDIS_USERNAME: optionalText,
   REDIS_PASSWORD: optionalText,
@@ -264,7 +266,14 @@ export type GuardConfig = Config['guard'];
 /** How the gateway reaches Redis: one server (or a proxy), a primary behind Sentinels, or a Cluster. */
 export type RedisTarget =
   | { kind: 'url'; url: string }
-  | { kind: 'sentinel'; sentinels: { host: string; port: number }[]; masterName: string }
+  | {
+      kind: 'sentinel';
+      sentinels: { host: string; port: number }[];
+      masterName: string;
+      /** The Sentinels' own credentials (REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD), when they want any. */
+      username: string | undefined;
+      password: string | undefined;
+    }
   | { kind: 'cluster'; nodes: { host: string; port: number }[] };
 
 export interface RedisConnection {
@@ -297,8 +306,11 @@ function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnec
     });
     return null;
   }
-  if (e.REDIS_SENTINEL_MASTER !== undefined && e.REDIS_SENTINELS === undefined) {
-    problems.push({ variable: 'REDIS_SENTINEL_MASTER', problem: 'is only read with REDIS_SENTINELS (host:port,...)' });
+  const sentinelOnly = (['REDIS_SENTINEL_MASTER', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD'] as const).find(
+    (n) => e[n] !== undefined,
+  );
+  if (sentinelOnly !== undefined && e.REDIS_SENTINELS === undefined) {
+    problems.push({ variable: sentinelOnly, problem: 'is only read with REDIS_SENTINELS (host:port,...)' });
     return null;
   }
   const tlsWanted = e.REDIS_TLS === 'true' || e.REDIS_URL?.startsWith('rediss://') === true;
@@ -312,7 +324,13 @@ function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnec
   const target: RedisTarget | null = e.REDIS_URL
     ? { kind: 'url', url: e.REDIS_URL }
     : e.REDIS_SENTINELS
-      ? { kind: 'sentinel', sentinels: e.REDIS_SENTINELS, masterName: e.REDIS_SENTINEL_MASTER! }
+      ? {
+          kind: 'sentinel',
+          sentinels: e.REDIS_SENTINELS,
+          masterName: e.REDIS_SENTINEL_MASTER!,
+          username: e.REDIS_SENTINEL_USERNAME,
+          password: e.REDIS_SENTINEL_PASSWORD,
+        }
       : e.REDIS_CLUSTER_NODES
         ? { kind: 'cluster', nodes: e.REDIS_CLUSTER_NODES }
         : null;

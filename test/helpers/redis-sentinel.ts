@@ -35,7 +35,9 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what:
   }
 }
 
-export async function startRedisSentinels(options: { downAfterMs?: number } = {}): Promise<SentinelProcesses> {
+export async function startRedisSentinels(
+  options: { downAfterMs?: number; /** The Sentinels want this password (`requirepass`). */ password?: string } = {},
+): Promise<SentinelProcesses> {
   const dir = mkdtempSync(join(tmpdir(), 'callerid-sentinel-'));
   const children: ChildProcess[] = [];
   const start = (args: string[]) => {
@@ -60,6 +62,8 @@ export async function startRedisSentinels(options: { downAfterMs?: number } = {}
     rmSync(dir, { recursive: true, force: true });
   };
   const data = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  const auth = options.password === undefined ? [] : ['-a', options.password, '--no-auth-warning'];
+  const sentinelCli = (port: number, ...args: string[]) => redisCli(port, ...auth, ...args);
   const masterPort = await freePort();
   const replicaPort = await freePort();
   const master = start(['--port', String(masterPort), ...data]);
@@ -81,6 +85,9 @@ export async function startRedisSentinels(options: { downAfterMs?: number } = {}
           `sentinel down-after-milliseconds ${MASTER_NAME} ${options.downAfterMs ?? 1000}`,
           `sentinel failover-timeout ${MASTER_NAME} 5000`,
           `sentinel parallel-syncs ${MASTER_NAME} 1`,
+          ...(options.password === undefined
+            ? []
+            : [`requirepass ${options.password}`, `sentinel sentinel-pass ${options.password}`]),
           '',
         ].join('\n'),
       );
@@ -91,7 +98,7 @@ export async function startRedisSentinels(options: { downAfterMs?: number } = {}
     for (const port of sentinelPorts) {
       await waitUntil(
         async () => {
-          const fields = (await redisCli(port, 'sentinel', 'master', MASTER_NAME)).trim().split('\n');
+          const fields = (await sentinelCli(port, 'sentinel', 'master', MASTER_NAME)).trim().split('\n');
           const field = (name: string) => fields[fields.indexOf(name) + 1];
           return field('num-slaves') === '1' && field('num-other-sentinels') === '2';
         },
@@ -110,7 +117,7 @@ export async function startRedisSentinels(options: { downAfterMs?: number } = {}
   }
   const currentMaster = async () =>
     Number(
-      (await redisCli(sentinelPorts[0]!, 'sentinel', 'get-master-addr-by-name', MASTER_NAME)).trim().split('\n')[1],
+      (await sentinelCli(sentinelPorts[0]!, 'sentinel', 'get-master-addr-by-name', MASTER_NAME)).trim().split('\n')[1],
     );
   return {
     sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),

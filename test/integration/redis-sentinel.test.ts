@@ -62,3 +62,51 @@ describe.skipIf(!redisServer)('two gateways on Redis behind Sentinels', () => {
       expect(logs.some((l) => l.fields.event === 'shared_store_up')).toBe(true);
   }, 45_000);
 });
+
+describe.skipIf(!redisServer)('two gateways behind Sentinels that want a password', () => {
+  const PASSWORD = 'sentinel-password-for-the-test-7c2a';
+  let sentinel: SentinelProcesses | undefined;
+  beforeAll(async () => {
+    sentinel = await startRedisSentinels({ password: PASSWORD });
+  }, 40_000);
+  afterAll(async () => {
+    await sentinel?.stop();
+  });
+
+  it('share one login and one search per number with REDIS_SENTINEL_PASSWORD', async () => {
+    const d = await startHaDeployment({
+      REDIS_SENTINELS: sentinel!.sentinels,
+      REDIS_SENTINEL_MASTER: MASTER_NAME,
+      REDIS_SENTINEL_PASSWORD: PASSWORD,
+      REDIS_TIMEOUT_MS: '500',
+    });
+    try {
+      const numbers = Array.from({ length: 5 }, (_, i) => fictional(100 + i));
+      const answers = await onBoth(d, numbers);
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+      const stats = d.replicas.simulator.controls.stats();
+      expect(stats.tokenCalls).toBe(1);
+      expect(stats.searchCalls).toBe(numbers.length);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('answers every search on its own without the password, and logs none', async () => {
+    const d = await startHaDeployment({
+      REDIS_SENTINELS: sentinel!.sentinels,
+      REDIS_SENTINEL_MASTER: MASTER_NAME,
+      REDIS_TIMEOUT_MS: '500',
+    });
+    try {
+      const numbers = Array.from({ length: 5 }, (_, i) => fictional(200 + i));
+      const answers = await onBoth(d, numbers);
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+      // The Sentinels refuse to name the primary: nothing is shared, each gateway logs in and searches for itself.
+      expect(d.replicas.simulator.controls.stats().tokenCalls).toBe(2);
+      expect(JSON.stringify(d.replicas.replicas.flatMap((r) => r.logs))).not.toContain(PASSWORD);
+    } finally {
+      await d.close();
+    }
+  });
+});

@@ -64,6 +64,8 @@ function createClient(connection: RedisConnection, settings: RedisOptions): Redi
       sentinels: target.sentinels,
       name: target.masterName,
       role: 'master',
+      ...(target.username !== undefined ? { sentinelUsername: target.username } : {}),
+      ...(target.password !== undefined ? { sentinelPassword: target.password } : {}),
       // TLS to the primary found through the Sentinels, and to the Sentinels themselves.
       ...(settings.tls ? { enableTLSForSentinelMode: true, sentinelTLS: settings.tls } : {}),
       // Told by the Sentinels of a promotion at once, rather than when the old primary's connection fails.
