@@ -40,6 +40,24 @@ async function storeUp(deployment: Replicas, i: number, store: string): Promise<
   return line === undefined ? undefined : Number(line.split(' ').pop());
 }
 
+/**
+ * Two gateways with `env`, every number asked on both: each answer 200, and, when `shared`, one login and one upstream
+ * search per number for both with the lookup store up; otherwise each gateway on its own. Returns their log lines.
+ */
+async function expectBothAnswer(env: Record<string, string>, shared: boolean): Promise<string> {
+  const deployment = await startReplicas(2, { env: { REDIS_TIMEOUT_MS: '500', ...env } });
+  try {
+    expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
+    const stats = deployment.simulator.controls.stats();
+    expect(stats.tokenCalls).toBe(shared ? 1 : 2);
+    expect(stats.searchCalls).toBe((shared ? 1 : 2) * NUMBERS.length);
+    expect(await storeUp(deployment, 1, 'lookup')).toBe(shared ? 1 : 0);
+    return JSON.stringify(deployment.replicas.flatMap((r) => r.logs));
+  } finally {
+    await deployment.close();
+  }
+}
+
 describe.skipIf(!hasRedisServer)('gateways on a Redis with an ACL user', () => {
   let redis: OwnRedis;
   beforeAll(async () => {
@@ -50,36 +68,17 @@ describe.skipIf(!hasRedisServer)('gateways on a Redis with an ACL user', () => {
   });
 
   it('share one login and one upstream search per number with REDIS_USERNAME and REDIS_PASSWORD', async () => {
-    const deployment = await startReplicas(2, {
-      env: { REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: ACL_PASSWORD, REDIS_TIMEOUT_MS: '500' },
-    });
-    try {
-      expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
-      const stats = deployment.simulator.controls.stats();
-      expect(stats.tokenCalls).toBe(1);
-      expect(stats.searchCalls).toBe(NUMBERS.length);
-      expect(await storeUp(deployment, 0, 'lookup')).toBe(1);
-    } finally {
-      await deployment.close();
-    }
+    await expectBothAnswer({ REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: ACL_PASSWORD }, true);
   });
 
   it('answers every search on its own with a wrong password, and logs no password', async () => {
-    const deployment = await startReplicas(2, {
-      env: { REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: 'wrong-password-9d2e' },
-    });
-    try {
-      expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
-      // Nothing shared: each gateway logs in and calls the upstream for itself.
-      const stats = deployment.simulator.controls.stats();
-      expect(stats.tokenCalls).toBe(2);
-      expect(stats.searchCalls).toBe(2 * NUMBERS.length);
-      const logged = JSON.stringify(deployment.replicas.flatMap((r) => r.logs));
-      expect(logged).not.toContain('wrong-password-9d2e');
-      expect(logged).not.toContain(ACL_PASSWORD);
-    } finally {
-      await deployment.close();
-    }
+    const wrong = 'wrong-password-9d2e';
+    const logged = await expectBothAnswer(
+      { REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: wrong },
+      false,
+    );
+    expect(logged).not.toContain(wrong);
+    expect(logged).not.toContain(ACL_PASSWORD);
   });
 });
 
@@ -116,29 +115,11 @@ describe.skipIf(!hasRedisServer || !hasOpenssl)('gateways on a Redis that speaks
 
   it('share one login and one upstream search per number over rediss:// with REDIS_TLS_CA_FILE', async () => {
     expect(redis.url).toMatch(/^rediss:\/\//);
-    const deployment = await startReplicas(2, {
-      env: { REDIS_URL: redis.url, REDIS_TLS_CA_FILE: join(dir, 'server.pem'), REDIS_TIMEOUT_MS: '500' },
-    });
-    try {
-      expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
-      const stats = deployment.simulator.controls.stats();
-      expect(stats.tokenCalls).toBe(1);
-      expect(stats.searchCalls).toBe(NUMBERS.length);
-      expect(await storeUp(deployment, 1, 'lookup')).toBe(1);
-    } finally {
-      await deployment.close();
-    }
+    await expectBothAnswer({ REDIS_URL: redis.url, REDIS_TLS_CA_FILE: join(dir, 'server.pem') }, true);
   });
 
   it('refuses a server whose certificate it cannot verify, and still answers every search', async () => {
     // REDIS_TLS=true without the CA: the self-signed certificate is not trusted, so nothing is shared.
-    const plain = redis.url.replace(/^rediss:/, 'redis:');
-    const deployment = await startReplicas(2, { env: { REDIS_URL: plain, REDIS_TLS: 'true' } });
-    try {
-      expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
-      expect(deployment.simulator.controls.stats().searchCalls).toBe(2 * NUMBERS.length);
-    } finally {
-      await deployment.close();
-    }
+    await expectBothAnswer({ REDIS_URL: redis.url.replace(/^rediss:/, 'redis:'), REDIS_TLS: 'true' }, false);
   });
 });
