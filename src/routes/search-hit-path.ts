@@ -36,40 +36,55 @@ const PREFIX = `${SEARCH_ROUTE}?`;
 const requestIdOf = (header: string | string[] | undefined): string =>
   typeof header === 'string' && GOOD_REQUEST_ID.test(header) ? header : crypto.randomUUID();
 
+/** The client and the `what` value of a search the paths may take (a GET with a known token), else undefined. */
+function readSearch(
+  gatewayTokens: Services['gatewayTokens'],
+  method: string | undefined,
+  target: string | undefined,
+  authorization: string | undefined,
+): { client: string; what: string } | undefined {
+  if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
+    return undefined;
+  const token = bearerToken(authorization);
+  const verified = token === undefined ? undefined : gatewayTokens.peek(token);
+  if (verified === undefined) return undefined;
+  // The app's own reader: a repetition or a missing value is the app's to answer (400).
+  const what = whatParam(target.slice(PREFIX.length));
+  return what.count !== 1 || what.value === undefined ? undefined : { client: verified.clientId, what: what.value };
+}
+
+/** The client's rate fields and the request id on top of an answer's own headers, as the app's middleware adds them. */
+function withRequestHeaders(
+  headers: Record<string, string>,
+  rateHeaders: Record<string, string>,
+  requestId: string,
+): Record<string, string> {
+  Object.assign(headers, rateHeaders);
+  headers['x-request-id'] = requestId;
+  return headers;
+}
+
 export function createSearchHitPath(
   services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>,
 ): SearchHitPath {
   const { gatewayTokens, normalizer, lookup, guard } = services;
 
   return function searchHitPath(method, target, authorization, requestIdHeader) {
-    if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
-      return undefined;
-    const token = bearerToken(authorization);
-    const verified = token === undefined ? undefined : gatewayTokens.peek(token);
-    if (verified === undefined) return undefined;
-    // The app's own reader: a repetition or a missing value is the app's to answer (400).
-    const what = whatParam(target.slice(PREFIX.length));
-    const e164 = what.count !== 1 || what.value === undefined ? undefined : normalizer.peek(what.value);
-    if (e164 === undefined) return undefined;
+    const search = readSearch(gatewayTokens, method, target, authorization);
+    const e164 = search === undefined ? undefined : normalizer.peek(search.what);
+    if (search === undefined || e164 === undefined) return undefined;
+    const { client } = search;
     // Over the rate, the app answers the 429.
-    if (!guard.rate.allows(verified.clientId)) return undefined;
+    if (!guard.rate.allows(client)) return undefined;
     const result = lookup.lookupFresh(e164);
     if (result === undefined) return undefined;
     // Counted here, in memory (reconciled in the background): no network round trip on a hit.
-    const rate = guard.rate.take(verified.clientId);
-    guard.countSearch(verified.clientId, 'hit');
+    const rate = guard.rate.take(client);
+    guard.countSearch(client, 'hit');
 
     const requestId = requestIdOf(requestIdHeader);
-    const headers = lookupHeaders(result);
-    Object.assign(headers, guard.rate.fields.headers(rate.state));
-    headers['x-request-id'] = requestId;
-    return {
-      headers,
-      body: result.body,
-      requestId,
-      clientId: verified.clientId,
-      lookup: { e164, cache: result.cache },
-    };
+    const headers = withRequestHeaders(lookupHeaders(result), guard.rate.fields.headers(rate.state), requestId);
+    return { headers, body: result.body, requestId, clientId: client, lookup: { e164, cache: result.cache } };
   };
 }
 
@@ -102,31 +117,30 @@ export function createSearchPath(
   ).ms;
 
   return function searchPath(r) {
-    if (r.method !== 'GET' || r.prefer !== undefined || r.hasBody || r.authorization === undefined) return undefined;
-    if (r.target === undefined || !r.target.startsWith(PREFIX)) return undefined;
-    const token = bearerToken(r.authorization);
-    const verified = token === undefined ? undefined : gatewayTokens.peek(token);
-    if (verified === undefined) return undefined;
-    const what = whatParam(r.target.slice(PREFIX.length));
-    if (what.count !== 1 || what.value === undefined) return undefined;
+    if (r.prefer !== undefined || r.hasBody) return undefined;
+    const search = readSearch(gatewayTokens, r.method, r.target, r.authorization);
+    if (search === undefined) return undefined;
     let e164: string;
     try {
-      e164 = normalizer.normalize(what.value);
+      e164 = normalizer.normalize(search.what);
     } catch {
       // Not a possible number: the app answers the 400 (and counts it as the app does).
       return undefined;
     }
-    const client = verified.clientId;
+    const { client } = search;
     // Over the rate, the app answers the 429; under it, the guard's take comes before the lookup, as in the app.
     if (!guard.rate.allows(client)) return undefined;
     const rateHeaders = guard.rate.fields.headers(guard.rate.take(client).state);
     const requestId = requestIdOf(r.requestId);
     const note: LookupNote = { e164 };
-    const answer = (status: number, headers: Record<string, string>, body: string): SearchAnswer => {
-      Object.assign(headers, rateHeaders);
-      headers['x-request-id'] = requestId;
-      return { status, headers, body, requestId, clientId: client, lookup: note };
-    };
+    const answer = (status: number, headers: Record<string, string>, body: string): SearchAnswer => ({
+      status,
+      headers: withRequestHeaders(headers, rateHeaders, requestId),
+      body,
+      requestId,
+      clientId: client,
+      lookup: note,
+    });
     return lookup.lookup(e164, { client }, { deadlineMs }).then(
       (result) => {
         note.cache = result.cache;

@@ -72,14 +72,16 @@ describe.skipIf(!redisServer)('two gateways behind Sentinels that want a passwor
   afterAll(async () => {
     await sentinel?.stop();
   });
-
-  it('share one login and one search per number with REDIS_SENTINEL_PASSWORD', async () => {
-    const d = await startHaDeployment({
+  const behindSentinels = (env: Record<string, string>) =>
+    startHaDeployment({
       REDIS_SENTINELS: sentinel!.sentinels,
       REDIS_SENTINEL_MASTER: MASTER_NAME,
-      REDIS_SENTINEL_PASSWORD: PASSWORD,
       REDIS_TIMEOUT_MS: '500',
+      ...env,
     });
+
+  it('share one login and one search per number with REDIS_SENTINEL_PASSWORD', async () => {
+    const d = await behindSentinels({ REDIS_SENTINEL_PASSWORD: PASSWORD });
     try {
       const numbers = Array.from({ length: 5 }, (_, i) => fictional(100 + i));
       const answers = await onBoth(d, numbers);
@@ -93,11 +95,7 @@ describe.skipIf(!redisServer)('two gateways behind Sentinels that want a passwor
   });
 
   it('answers every search on its own without the password, and logs none', async () => {
-    const d = await startHaDeployment({
-      REDIS_SENTINELS: sentinel!.sentinels,
-      REDIS_SENTINEL_MASTER: MASTER_NAME,
-      REDIS_TIMEOUT_MS: '500',
-    });
+    const d = await behindSentinels({});
     try {
       const numbers = Array.from({ length: 5 }, (_, i) => fictional(200 + i));
       const answers = await onBoth(d, numbers);
