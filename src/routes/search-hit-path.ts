@@ -45,7 +45,9 @@ function readSearch(
 ): { client: string; what: string } | undefined {
   if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
     return undefined;
-  const token = bearerToken(authorization);
+  // `Bearer <token>` as clients send it is looked up as it is: only verified (well-formed) tokens are known, so
+  // anything else misses here and takes the full reader.
+  const token = authorization.startsWith('Bearer ') ? authorization.slice(7) : bearerToken(authorization);
   const verified = token === undefined ? undefined : gatewayTokens.peek(token);
   if (verified === undefined) return undefined;
   // The app's own reader: a repetition or a missing value is the app's to answer (400).

@@ -18,6 +18,9 @@ const decode = (text: string): string => tryDecodeURIComponent(text.includes('+'
 
 /** Reads `query` (the part after `?`; anything from `#` on is ignored). */
 export function whatParam(query: string): WhatParam {
+  // The usual query, `what=<value>` alone, read without splitting (the loop below gives the same).
+  if (query.startsWith('what=') && !query.includes('&') && !query.includes('#'))
+    return { count: 1, value: decode(query.slice(5)) };
   const hash = query.indexOf('#');
   let count = 0;
   let value: string | undefined;

@@ -1,5 +1,6 @@
 // The Node logger: pino writing one JSON line per event to stdout, asynchronously (off the request path).
 import pino from 'pino';
+import { createLogDestination } from './log-destination.js';
 import type { Logger } from '../../observability/logger.js';
 
 /**
@@ -35,27 +36,25 @@ function isoTimeOncePerMillisecond(): () => string {
   };
 }
 
-/** The longest a buffered line waits before it is written (nginx's `access_log ... flush=`), in milliseconds. */
-export const LOG_FLUSH_MS = 250;
+const SERVICE = 'callerid-gateway';
 
 /**
- * The destination of the Node logger: sonic-boom (pino's own asynchronous destination) on stdout, writing once
- * 2 KiB have gathered, at most 4 KiB a write, and what is gathered every LOG_FLUSH_MS (so tailing stays live).
- * Measured on the hit path: one write(2) per line cost more CPU than all of the gateway's own code; bigger chunks
- * cost more than they save, because sonic-boom measures the byte length of its open chunk on every line.
+ * The destination on stdout. Node's own stdout stream, made here, puts a pipe in non-blocking mode, so a log
+ * collector that stops reading delays lines instead of stalling the gateway (see log-destination.ts).
  */
-function createLogDestination(): pino.DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: 2048, maxWrite: 4096, periodicFlush: LOG_FLUSH_MS });
+function stdoutDestination(): pino.DestinationStream {
+  return createLogDestination({ fd: process.stdout.fd });
 }
 
 export function createNodeLogger(level: string, destination?: pino.DestinationStream): Logger {
   // Buffered lines are written synchronously on exit and on a crash: flush(), called by main.ts's handlers.
-  const stream = destination ?? createLogDestination();
+  const stream = destination ?? stdoutDestination();
+  const time = isoTimeOncePerMillisecond();
   const log = pino(
     {
       level,
-      base: { service: 'callerid-gateway' },
-      timestamp: isoTimeOncePerMillisecond(),
+      base: { service: SERVICE },
+      timestamp: time,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACT, censor: '[redacted]' },
     },
@@ -67,13 +66,13 @@ export function createNodeLogger(level: string, destination?: pino.DestinationSt
     warn: (fields, msg) => log.warn(fields, msg),
     error: (fields, msg) => log.error(fields, msg),
     enabled: (lvl) => log.isLevelEnabled(lvl),
+    // The line pino writes for these fields (same order: level, time, base, fields, msg), onto pino's own stream.
+    json: (lvl, fieldsJson, msg) => {
+      if (log.isLevelEnabled(lvl))
+        stream.write(`{"level":"${lvl}"${time()},"service":"${SERVICE}",${fieldsJson},"msg":${JSON.stringify(msg)}}\n`);
+    },
     flush: () => {
-      const sonic = stream as { flushSync?: () => void };
-      try {
-        sonic.flushSync?.();
-      } catch {
-        // Not yet open or already ended: nothing left to write.
-      }
+      (stream as { flushSync?: () => void }).flushSync?.();
     },
   };
 }

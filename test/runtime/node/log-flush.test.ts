@@ -1,4 +1,4 @@
-// The access log is written through a buffer (sonic-boom, flushed every LOG_FLUSH_MS): the built entry point
+// The access log is written through a buffer (log-destination.ts, flushed every LOG_FLUSH_MS): the built entry point
 // (`node dist/runtime/node/main.js`) must write every line of every answered request while it runs, when it stops on
 // SIGTERM and when it crashes (an uncaught exception, injected by a preload module on SIGUSR2).
 import { writeFile } from 'node:fs/promises';

@@ -1,0 +1,138 @@
+// The Node log destination on a real pipe (a FIFO, both ends non-blocking as Node leaves a stdout pipe): lines are
+// written in batches, in order and whole; a reader that stops reading never blocks the writer, and what it misses
+// past the bound is counted and said once it reads again.
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogDestination } from '../../../src/runtime/node/log-destination.js';
+
+interface Fifo {
+  readFd: number;
+  writeFd: number;
+  /** Reads whatever the pipe holds now (never waits). */
+  drain(): string;
+}
+
+const opened: Fifo[] = [];
+let dir: string | undefined;
+
+function fifo(): Fifo {
+  dir ??= mkdtempSync(join(tmpdir(), 'callerid-log-fifo-'));
+  const path = join(dir, `fifo-${opened.length}`);
+  expect(spawnSync('mkfifo', [path]).status).toBe(0);
+  // The reader first: opening the write end of a FIFO without one fails (ENXIO) in non-blocking mode.
+  const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writeFd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  const chunk = Buffer.alloc(65_536);
+  const f: Fifo = {
+    readFd,
+    writeFd,
+    drain() {
+      let text = '';
+      for (;;) {
+        try {
+          const n = readSync(readFd, chunk, 0, chunk.length, null);
+          if (n === 0) return text;
+          text += chunk.toString('utf8', 0, n);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return text;
+          throw err;
+        }
+      }
+    },
+  };
+  opened.push(f);
+  return f;
+}
+
+afterEach(() => {
+  for (const f of opened.splice(0)) {
+    closeSync(f.readFd);
+    closeSync(f.writeFd);
+  }
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+const line = (i: number) =>
+  `${JSON.stringify({ level: 'info', event: 'request', requestId: `r-${i}`, pad: 'x'.repeat(80) })}\n`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Reads the pipe until `done` says the text is complete (or 5 s pass), letting the destination's timers run. */
+async function readUntil(f: Fifo, done: (text: string) => boolean): Promise<string> {
+  let text = '';
+  for (let waited = 0; !done(text) && waited < 5000; waited += 5) {
+    text += f.drain();
+    if (!done(text)) await sleep(5);
+  }
+  return text;
+}
+
+describe('the Node log destination', () => {
+  it('writes lines in batches, in order, and what is left after flushMs without more lines', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, flushMs: 50 });
+    for (let i = 0; i < 100; i++) dest.write(line(i));
+    // Written as batches of at least 4096 characters: the last partial batch waits for its timer.
+    const first = f.drain();
+    expect(first.length).toBeGreaterThanOrEqual(4096);
+    expect(first.length).toBeLessThan(100 * line(0).length);
+    const rest = await readUntil(f, (t) => first.length + t.length >= 100 * line(0).length);
+    expect((first + rest).split('\n').filter(Boolean)).toEqual(Array.from({ length: 100 }, (_, i) => line(i).trim()));
+  });
+
+  it('keeps writing without blocking while the reader does not read, then delivers every line in order', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5 });
+    // About 1 MiB: far more than the pipe holds (64 KiB), taken without a single blocking write.
+    const count = 10_000;
+    const started = performance.now();
+    for (let i = 0; i < count; i++) expect(dest.write(line(i))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(dest.dropped).toBe(0);
+    const text = await readUntil(f, (t) => t.split('\n').length > count);
+    const lines = text.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(count);
+    for (let i = 0; i < count; i += 997) expect(lines[i]).toBe(line(i).trim());
+    expect(lines.at(-1)).toBe(line(count - 1).trim());
+  });
+
+  it('past maxPendingBytes drops new lines, counts them and says so once the reader is back', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5, maxPendingBytes: 200_000 });
+    const count = 5000; // about 500 KB: the pipe takes 64 KiB, 200 KB wait, the rest is dropped
+    for (let i = 0; i < count; i++) dest.write(line(i));
+    expect(dest.dropped).toBeGreaterThan(1000);
+    const text = await readUntil(f, (t) => t.includes('log_lines_dropped'));
+    const lines = text.split('\n').filter(Boolean);
+    const report = JSON.parse(lines.at(-1)!) as { level: string; event: string; count: number };
+    expect(report).toMatchObject({ level: 'warn', event: 'log_lines_dropped', count: dest.dropped });
+    // What was kept is whole and in order: the first lines, none missing before the drop began.
+    const kept = lines.slice(0, -1);
+    expect(kept).toHaveLength(count - dest.dropped);
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => line(i).trim()));
+  });
+
+  it('flushSync writes what is gathered at once, for exit and crash handlers', () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 1 << 20, flushMs: 60_000 });
+    for (let i = 0; i < 10; i++) dest.write(line(i));
+    expect(f.drain()).toBe('');
+    dest.flushSync();
+    expect(f.drain()).toBe(Array.from({ length: 10 }, (_, i) => line(i)).join(''));
+  });
+
+  it('a reader that has gone (EPIPE) ends the writing without an error thrown at the caller', () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 10 });
+    closeSync(f.readFd);
+    opened.splice(opened.indexOf(f), 1);
+    const sink = openSync('/dev/null', 'r');
+    // Keep the afterEach's close balanced: the write end still closes there.
+    opened.push({ ...f, readFd: sink });
+    expect(() => dest.write(line(1))).not.toThrow();
+    expect(dest.write(line(2))).toBe(false);
+  });
+});
