@@ -1,9 +1,10 @@
-// `node bench/hit.mjs [--before <git-ref>] [--rounds N] [--seconds S] [--no-build]` (also part of `npm run bench`): the
+// `node bench/hit.mjs [--before <git-ref>] [--rounds N] [--seconds S] [--together] [--no-build]` (also part of `npm run bench`): the
 // cache-hit path at 50 connections, side by side in one run: a bare node:http server answering the same body, this
 // build's gateway without REDIS_URL, this build with REDIS_URL (shared token, lookup tier, counters), and (with
 // --before) the gateway built from <ref>. Rounds alternate the order so drift on a shared machine hits all alike;
 // the table has medians of req/s, p50, p99 and server CPU per request, and each one's ratio to the before and to bare
-// node. Every feature on the hit path (client rate, revocation check, shared stores) must show here as ~1x.
+// node. With --together every round loads all servers at once (each its own wrk), for ratios that hold on a machine
+// whose speed drifts between rounds; req/s are then shares of one core, not each server's own. Every feature on the hit path (client rate, revocation check, shared stores) must show here as ~1x.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,9 +27,10 @@ import {
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '3'));
 const SECONDS = Number(arg('--seconds', '4'));
+const TOGETHER = process.argv.includes('--together');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const HIT_NUMBER = '+442079460010';
-const { canPin, startChild, withCpu, wrk } = createHarness();
+const { canPin, cpuUs, startChild, withCpu, wrk } = createHarness();
 
 build();
 const baselineScript = beforeRef === undefined ? null : buildBaseline(beforeRef);
@@ -83,23 +85,30 @@ for (const name of names)
     seconds: 1,
     env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] },
   });
+const load = (name) =>
+  wrk({
+    url: servers[name].url,
+    script: 'fixed.lua',
+    connections: 50,
+    seconds: SECONDS,
+    env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] },
+  });
 for (let round = 0; round < ROUNDS; round++) {
+  if (TOGETHER) {
+    // Every server under its own wrk at the same moment, sharing the server core: what the machine's speed does
+    // during the round it does to all of them, so their ratios hold where one-after-another rounds drift.
+    log(`hit c=50 round ${round + 1}/${ROUNDS}: all at once`);
+    const before = names.map((n) => cpuUs(servers[n].child.pid));
+    const results = await Promise.all(names.map(load));
+    names.forEach((n, i) => {
+      results[i].cpuPerReq = (cpuUs(servers[n].child.pid) - before[i]) / results[i].requests;
+      runs[n].push(results[i]);
+    });
+    continue;
+  }
   const order = round % 2 === 0 ? names : [...names].reverse();
   log(`hit c=50 round ${round + 1}/${ROUNDS}: ${order.join(', ')}`);
-  for (const name of order) {
-    const s = servers[name];
-    runs[name].push(
-      await withCpu(s.child.pid, () =>
-        wrk({
-          url: s.url,
-          script: 'fixed.lua',
-          connections: 50,
-          seconds: SECONDS,
-          env: { BENCH_PATH: hitPath, BENCH_TOKEN: tokens[name] },
-        }),
-      ),
-    );
-  }
+  for (const name of order) runs[name].push(await withCpu(servers[name].child.pid, () => load(name)));
 }
 
 const summary = Object.fromEntries(
@@ -148,7 +157,7 @@ for (const n of names) {
   ]);
 }
 process.stdout.write(
-  `\nhit path at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, alternating order (${new Date().toISOString()}, node ${process.version}; ` +
+  `\nhit path at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, ${TOGETHER ? 'all servers loaded at once' : 'alternating order'} (${new Date().toISOString()}, node ${process.version}; ` +
     `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; target: bare node / this >= ${TARGETS.hitCpuRatio} by CPU/req)\n${table(rows)}\n`,
 );
 
