@@ -1,4 +1,4 @@
-// The Node logger: pino writing one JSON line per event to stdout, asynchronously (off the request path).
+// The Node logger: pino writing one JSON line per event to stdout, in batches (log-destination.ts).
 import pino from 'pino';
 import { createLogDestination } from './log-destination.js';
 import type { Logger } from '../../observability/logger.js';
