@@ -85,6 +85,7 @@ const ONE_BYTE = /^[\0-\xff]*$/;
 /** The tier key's 32 characters and its slot, when entries carry one. */
 const TIER_KEY_BYTES = 56;
 const JSON_TYPE = 'application/json';
+const utf8 = new TextEncoder();
 
 /** Reads that see stale values too: our own windows decide, lru-cache's TTL only ends retention. */
 const READ_STALE = { allowStale: true } as const;
@@ -113,6 +114,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
     return {
       body,
+      bodyBytes: utf8.encode(body).byteLength,
       contentType,
       storedAt,
       ttlSeconds,

@@ -9,6 +9,8 @@ import type { LookupContext } from './types.js';
 export interface LookupResult {
   /** The upstream's JSON, byte for byte. */
   body: string;
+  /** The body's length in UTF-8 bytes, when the cache knows it. */
+  bodyBytes?: number;
   contentType: string;
   /** RFC 9211 `Cache-Status` value, when a cache took part. */
   cacheStatus?: string;
@@ -135,6 +137,7 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
     return {
       cache: cacheResult,
       body: answer.body,
+      bodyBytes: answer.bodyBytes,
       contentType: answer.contentType,
       cacheStatus: cacheStatusOf(read),
       ageSeconds: ageOf(read),

@@ -7,6 +7,8 @@ import type { TierEntry } from '../shared-state/lookup-tier.js';
 export interface CachedAnswer extends Readonly<Omit<TierEntry, 'v'>> {
   /** Estimated bytes this entry holds in memory; what CACHE_MAX_BYTES counts. */
   readonly size: number;
+  /** The body's length in UTF-8 bytes (its `Content-Length`), counted once rather than on every hit. */
+  readonly bodyBytes: number;
   /** False when the answer was handed to its callers but could not be kept (larger than the cache). */
   readonly stored: boolean;
   /** Where this process got it: its own upstream call, or the shared tier (another replica's call). */

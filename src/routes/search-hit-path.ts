@@ -16,6 +16,8 @@ export const SEARCH_ROUTE = '/v2/contacts/search';
 export interface HitAnswer {
   headers: Record<string, string>;
   body: string;
+  /** The body's UTF-8 length when known (a cached answer's); otherwise it is counted when sent. */
+  bodyBytes?: number | undefined;
   requestId: string;
   clientId: string;
   lookup: LookupNote;
@@ -86,7 +88,14 @@ export function createSearchHitPath(
 
     const requestId = requestIdOf(requestIdHeader);
     const headers = withRequestHeaders(lookupHeaders(result), guard.rate.fields.headers(rate.state), requestId);
-    return { headers, body: result.body, requestId, clientId: client, lookup: { e164, cache: result.cache } };
+    return {
+      headers,
+      body: result.body,
+      bodyBytes: result.bodyBytes,
+      requestId,
+      clientId: client,
+      lookup: { e164, cache: result.cache },
+    };
   };
 }
 
@@ -135,10 +144,16 @@ export function createSearchPath(
     const rateHeaders = guard.rate.fields.headers(guard.rate.take(client).state);
     const requestId = requestIdOf(r.requestId);
     const note: LookupNote = { e164 };
-    const answer = (status: number, headers: Record<string, string>, body: string): SearchAnswer => ({
+    const answer = (
+      status: number,
+      headers: Record<string, string>,
+      body: string,
+      bodyBytes?: number,
+    ): SearchAnswer => ({
       status,
       headers: withRequestHeaders(headers, rateHeaders, requestId),
       body,
+      bodyBytes,
       requestId,
       clientId: client,
       lookup: note,
@@ -147,7 +162,7 @@ export function createSearchPath(
       (result) => {
         note.cache = result.cache;
         guard.countSearch(client, searchResultOf(200, result.cache, undefined));
-        return answer(200, lookupHeaders(result), result.body);
+        return answer(200, lookupHeaders(result), result.body, result.bodyBytes);
       },
       async (err: unknown) => {
         const res = errorResponse(err, requestId, logger);

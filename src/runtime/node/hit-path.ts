@@ -15,7 +15,7 @@ export function withSearchHitPath(
   searchPath?: SearchPath,
 ): Listener {
   function send(res: ServerResponse, started: number, status: number, answer: HitAnswer): void {
-    answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
+    answer.headers['content-length'] = String(answer.bodyBytes ?? Buffer.byteLength(answer.body));
     res.writeHead(status, answer.headers);
     res.end(answer.body);
     record({
