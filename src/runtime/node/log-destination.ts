@@ -6,7 +6,7 @@
 // A reader that stops reading (a stuck log collector) never stalls the gateway: stdout is non-blocking, what the pipe
 // does not take now is kept and offered again shortly, and past `maxPendingBytes` new lines are dropped and counted
 // (one warning line says how many once the reader is back). Lines are never reordered or split.
-import * as nodeFs from 'node:fs';
+import { writeSync } from 'node:fs';
 
 /** The longest a line waits in memory before it is written, in milliseconds. */
 export const LOG_FLUSH_MS = 250;
@@ -31,7 +31,6 @@ export interface LogDestinationOptions {
   exitWaitMs?: number;
   /** How soon a write the reader refused is offered again. */
   retryMs?: number;
-  fs?: Pick<typeof nodeFs, 'writeSync'>;
 }
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -43,7 +42,6 @@ export function createLogDestination(options: LogDestinationOptions = {}): LogDe
   const maxPendingBytes = options.maxPendingBytes ?? 8 * 1024 * 1024;
   const exitWaitMs = options.exitWaitMs ?? 2000;
   const retryMs = options.retryMs ?? 20;
-  const fs = options.fs ?? nodeFs;
 
   let lines: string[] = [];
   let chars = 0;
@@ -76,7 +74,7 @@ export function createLogDestination(options: LogDestinationOptions = {}): LogDe
     if (buf === undefined) return true;
     let offset = 0;
     try {
-      while (offset < buf.length) offset += fs.writeSync(fd, buf, offset, buf.length - offset);
+      while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset);
       backlog = undefined;
       if (droppedUnreported > 0) {
         // The reader is back: say how many lines it missed, then go on.
