@@ -53,15 +53,7 @@ export async function startHaDeployment(env: Record<string, string>): Promise<Ha
         age: Number(res.headers.get('age')),
       };
     },
-    async purge(replica, number) {
-      const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
-      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${admin}` },
-      });
-      await res.arrayBuffer();
-      return res.status;
-    },
+    purge: (replica, number) => gateways[replica]!.purge(admin, number),
     async consoleSearch(replica, number) {
       address++;
       const res = await consoleSearch(gateways[replica]!.gateway.url, number, {

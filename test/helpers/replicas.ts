@@ -12,6 +12,8 @@ export interface Replica {
   /** A fresh gateway token for one of {@link CLIENTS}, issued by this replica. */
   login(client?: ClientName): Promise<string>;
   search(what: string, token: string): Promise<Response>;
+  /** DELETE /admin/cache (every number) or /admin/cache/{number} with an admin token; its status. */
+  purge(token: string, number?: string): Promise<number>;
 }
 
 export interface Replicas {
@@ -40,6 +42,15 @@ export async function startReplicas(
           fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, {
             headers: { authorization: `Bearer ${token}` },
           }),
+        async purge(token, number) {
+          const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
+          const res = await fetch(`${gateway.url}${path}`, {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${token}` },
+          });
+          await res.arrayBuffer();
+          return res.status;
+        },
       };
     }),
   );

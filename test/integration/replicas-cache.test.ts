@@ -58,15 +58,7 @@ async function startReplicas(redisUrl: string, env: Record<string, string> = {})
         ms: performance.now() - t0,
       };
     },
-    async purge(replica, number) {
-      const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;
-      const res = await fetch(`${gateways[replica]!.gateway.url}${path}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${admin}` },
-      });
-      await res.text();
-      return res.status;
-    },
+    purge: (replica, number) => gateways[replica]!.purge(admin, number),
     close: () => started.close(),
   };
   running.push(replicas);
