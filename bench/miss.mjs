@@ -44,8 +44,18 @@ const loginAt = async (url, body, headers = {}) =>
   (await (await fetch(`${url}/token/login`, { method: 'POST', headers, body })).json()).access_token;
 const gateways = { after: await startChild('servers/gateway.mjs', benchGatewayEnv(simulator.url)) };
 if (baselineScript !== undefined) gateways.before = await startChild(baselineScript, benchGatewayEnv(simulator.url));
+// The limit for a miss on Node here: a bare node:http server forwarding to the upstream, with either client.
+for (const client of ['undici', 'http'])
+  gateways[`proxy-${client}`] = await startChild('servers/bare-proxy.mjs', {
+    ...benchGatewayEnv(simulator.url),
+    BENCH_PROXY_CLIENT: client,
+  });
 const tokens = {};
 for (const [name, g] of Object.entries(gateways)) {
+  if (name.startsWith('proxy-')) {
+    tokens[name] = '';
+    continue;
+  }
   tokens[name] = await loginAt(
     g.url,
     new URLSearchParams({ grant_type: 'client_credentials', client_id: 'bench', client_secret: BENCH_CLIENT_SECRET }),
@@ -70,7 +80,7 @@ const env = (token) => ({
   BENCH_TOKEN: token,
   BENCH_BASE_PATH: '/v2/contacts/search',
 });
-const runs = { direct: [], after: [], before: [] };
+const runs = { direct: [], after: [], before: [], 'proxy-undici': [], 'proxy-http': [] };
 for (const [name, g] of Object.entries(gateways))
   await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
 for (let round = 0; round < ROUNDS; round++) {
@@ -107,6 +117,8 @@ rows.push([
 for (const [name, label] of [
   ['after', 'gateway (this build)'],
   ['before', `gateway (${beforeRef})`],
+  ['proxy-undici', 'bare node:http proxy, undici'],
+  ['proxy-http', 'bare node:http proxy, node:http Agent'],
 ]) {
   if (runs[name].length === 0) continue;
   const r = runs[name];

@@ -1,5 +1,5 @@
 // Bench child: the upstream transports on Node side by side against one server (argv[2]): global fetch, undici
-// request with an Agent (src/runtime/node/http.ts), node:http with a keep-alive Agent. Prints one JSON line.
+// dispatch with an Agent (src/runtime/node/http.ts), node:http with a keep-alive Agent. Prints one JSON line.
 import { Agent, request as httpRequest } from 'node:http';
 import { createFetchHttp } from '../dist/upstream/http.js';
 import { createNodeHttp } from '../dist/runtime/node/http.js';
@@ -65,7 +65,7 @@ async function run(http, concurrency, ms) {
 
 const transports = {
   'global fetch': () => createFetchHttp(globalThis.fetch),
-  'undici request + Agent': () => createNodeHttp(),
+  'undici dispatch + Agent (this build)': () => createNodeHttp(),
   'node:http + keep-alive Agent': () => createNodeCoreHttp(),
 };
 

@@ -1,12 +1,15 @@
-// The Node upstream transport: undici's pooled keep-alive client, measured faster than global fetch here.
-import { Agent, request } from 'undici';
+// The Node upstream transport: undici's pooled keep-alive Agent, driven through its dispatch handler API. A search
+// runs one dispatch, one timer and a list of chunks: no AbortSignal (an event target and a timer each, measured at
+// about 17 µs of CPU per request), no body stream and no async iteration, which `request()` and `fetch()` add.
+import { Agent, type Dispatcher } from 'undici';
 import {
   declaredTooLarge,
   DEFAULT_MAX_BODY_BYTES,
-  readBounded,
   tooLarge,
   UpstreamTransportError,
   type UpstreamHttp,
+  type UpstreamRequest,
+  type UpstreamResponse,
 } from '../../upstream/http.js';
 
 export interface NodeHttpOptions {
@@ -17,6 +20,18 @@ export interface NodeHttpOptions {
   maxBodyBytes?: number;
 }
 
+/** The first value of a header undici may give as a list. */
+const first = (value: string | string[] | undefined): string | null =>
+  (Array.isArray(value) ? value[0] : value) ?? null;
+
+/** `https://host:port` and `/path?query` of an absolute URL, as undici's dispatch takes them. */
+function splitUrl(url: string): { origin: string; path: string } {
+  const scheme = url.indexOf('://');
+  const slash = scheme === -1 ? -1 : url.indexOf('/', scheme + 3);
+  if (scheme === -1) return { origin: new URL(url).origin, path: '/' };
+  return slash === -1 ? { origin: url, path: '/' } : { origin: url.slice(0, slash), path: url.slice(slash) };
+}
+
 export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
   const dispatcher = new Agent({
     connections: options.connections ?? 128,
@@ -24,46 +39,93 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
     pipelining: 1,
   });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  return {
-    async request(req) {
-      const signal = AbortSignal.timeout(req.timeoutMs);
+
+  function request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    const { origin, path } = splitUrl(req.url);
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let settled = false;
+      let status = 0;
+      let contentType: string | null = null;
+      let retryAfter: string | null = null;
+      const chunks: Buffer[] = [];
+      let size = 0;
+
+      /** Fails the request once; the exchange, if it started, is aborted so its connection is not reused. */
+      const fail = (err: UpstreamTransportError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(err);
+        controller?.abort(err);
+      };
+      // The whole exchange (a free connection, the headers, every chunk) within the request's timeout.
+      const timer = setTimeout(
+        () => fail(new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`)),
+        req.timeoutMs,
+      );
+
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          // Timed out while it waited for a connection: it goes no further.
+          if (settled) c.abort(new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`));
+        },
+        onResponseStart(c, statusCode, headers) {
+          if (statusCode < 200) return; // 1xx: the answer follows
+          if (declaredTooLarge(first(headers['content-length']), maxBodyBytes)) {
+            // Aborting closes that connection rather than reading the rest into the pool.
+            fail(tooLarge(maxBodyBytes));
+            return;
+          }
+          status = statusCode;
+          contentType = first(headers['content-type']);
+          retryAfter = first(headers['retry-after']);
+        },
+        onResponseData(c, chunk) {
+          if (settled) return;
+          size += chunk.byteLength;
+          if (size > maxBodyBytes) {
+            fail(tooLarge(maxBodyBytes));
+            return;
+          }
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+          resolve({ status, contentType, body, retryAfter });
+        },
+        onResponseError(c, err) {
+          const code = (err as { code?: string }).code;
+          fail(
+            code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+              ? new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err })
+              : new UpstreamTransportError('network', 'connection failed', { cause: err }),
+          );
+        },
+      };
       try {
-        const res = await request(req.url, {
-          method: req.method,
-          headers: req.headers,
-          body: req.body,
-          signal,
-          dispatcher,
-          headersTimeout: req.timeoutMs,
-          bodyTimeout: req.timeoutMs,
-        });
-        const length = res.headers['content-length'];
-        if (declaredTooLarge(Array.isArray(length) ? length[0] : length, maxBodyBytes)) {
-          // Destroying the body closes that connection rather than reading the rest into the pool.
-          res.body.destroy();
-          throw tooLarge(maxBodyBytes);
-        }
-        const body = await readBounded(res.body, maxBodyBytes).catch((err: unknown) => {
-          res.body.destroy();
-          throw err;
-        });
-        const type = res.headers['content-type'];
-        const retryAfter = res.headers['retry-after'];
-        return {
-          status: res.statusCode,
-          contentType: Array.isArray(type) ? (type[0] ?? null) : (type ?? null),
-          body,
-          retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
-        };
+        dispatcher.dispatch(
+          {
+            origin,
+            path,
+            method: req.method,
+            headers: req.headers,
+            body: req.body ?? null,
+            headersTimeout: req.timeoutMs,
+            bodyTimeout: req.timeoutMs,
+          },
+          handler,
+        );
       } catch (err) {
-        if (err instanceof UpstreamTransportError) throw err;
-        const code = (err as { code?: string }).code;
-        if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-          throw new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err });
-        }
-        throw new UpstreamTransportError('network', 'connection failed', { cause: err });
+        // A closed dispatcher or bad options throw synchronously.
+        fail(new UpstreamTransportError('network', 'connection failed', { cause: err }));
       }
-    },
-    close: () => dispatcher.close(),
-  };
+    });
+  }
+
+  return { request, close: () => dispatcher.close() };
 }
