@@ -81,11 +81,30 @@ export interface LookupCacheOptions {
 // key, the answer object, lru-cache's slots and the key map's entry: the bench measured ~410 bytes per entry
 // of live heap beyond the body (92,252 entries at 64 MiB counted with 256 used 77.5 MiB of heap).
 const ENTRY_OVERHEAD_BYTES = 410;
-const ONE_BYTE = /^[\0-\xff]*$/;
 /** The tier key's 32 characters and its slot, when entries carry one. */
 const TIER_KEY_BYTES = 56;
 const JSON_TYPE = 'application/json';
-const utf8 = new TextEncoder();
+
+/**
+ * The body's length in UTF-8 bytes (its `Content-Length`) and in memory (1 byte a character where every one fits in
+ * Latin-1, as V8 then stores it, else 2), counted in one pass without encoding a copy of it.
+ */
+export function bodyLengths(body: string): { utf8: number; memory: number } {
+  let utf8 = body.length;
+  let oneByte = true;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c > 0xff) oneByte = false;
+    if (c < 0x800) utf8 += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && (body.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: 4 bytes for its 2 code units.
+      utf8 += 2;
+      i++;
+    } else utf8 += 2; // 3 bytes, a lone surrogate's U+FFFD included
+  }
+  return { utf8, memory: oneByte ? body.length : body.length * 2 };
+}
 
 /** Reads that see stale values too: our own windows decide, lru-cache's TTL only ends retention. */
 const READ_STALE = { allowStale: true } as const;
@@ -103,27 +122,22 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     origin: CachedAnswer['origin'],
     tierKey: string | undefined,
   ): CachedAnswer {
-    const { body, storedAt, ttlSeconds, freshUntil, revalidateUntil, staleIfErrorUntil, listed } = from;
-    const size =
-      ENTRY_OVERHEAD_BYTES +
-      e164.length +
-      (ONE_BYTE.test(body) ? body.length : body.length * 2) +
-      (tierKey === undefined ? 0 : TIER_KEY_BYTES);
-    // One shared string for the usual type instead of one copy per entry.
-    const contentType = from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType;
-    const stored = size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock();
+    const { body, revalidateUntil, staleIfErrorUntil } = from;
+    const lengths = bodyLengths(body);
+    const size = ENTRY_OVERHEAD_BYTES + e164.length + lengths.memory + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
     return {
       body,
-      bodyBytes: utf8.encode(body).byteLength,
-      contentType,
-      storedAt,
-      ttlSeconds,
-      freshUntil,
+      bodyBytes: lengths.utf8,
+      // One shared string for the usual type instead of one copy per entry.
+      contentType: from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType,
+      storedAt: from.storedAt,
+      ttlSeconds: from.ttlSeconds,
+      freshUntil: from.freshUntil,
       revalidateUntil,
       staleIfErrorUntil,
-      listed,
+      listed: from.listed,
       size,
-      stored,
+      stored: size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock(),
       origin,
       tierKey,
     };
@@ -133,14 +147,17 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
     const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
     const freshUntil = now + ttlSeconds * 1000;
-    const windows = {
+    const entry: Omit<TierEntry, 'v'> = {
+      body: loaded.body,
+      contentType: loaded.contentType,
       storedAt: now,
       ttlSeconds,
       freshUntil,
       revalidateUntil: freshUntil + revalidateMs,
       staleIfErrorUntil: freshUntil + staleIfErrorMs,
+      listed,
     };
-    return answerOf(e164, { ...loaded, ...windows, listed }, 'upstream', tierKey);
+    return answerOf(e164, entry, 'upstream', tierKey);
   }
 
   const tiered =

@@ -1,7 +1,12 @@
 // Unit tests of the lookup cache and service: a scripted upstream loader and a fake clock drive every window.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { createLookupCache, UNNAMED_CALLER, type LookupCacheOptions } from '../../src/lookup/lookup-cache.js';
+import {
+  bodyLengths,
+  createLookupCache,
+  UNNAMED_CALLER,
+  type LookupCacheOptions,
+} from '../../src/lookup/lookup-cache.js';
 import { createLookupService } from '../../src/lookup/lookup-service.js';
 import { cacheTelemetry, listed, scriptedUpstream, unlisted, WINDOWS } from './scripted-upstream.js';
 
@@ -284,5 +289,23 @@ describe('lookup cache', () => {
     t.advance(600);
     expect((await t.service.lookup(NUMBER, UNNAMED_CALLER)).cacheStatus).toContain('fwd=miss');
     expect(t.calls).toHaveLength(2);
+  });
+});
+
+describe('bodyLengths', () => {
+  it.each([
+    ['empty', ''],
+    ['ASCII', '{"results":[]}'],
+    ['Latin-1', 'Zoë Åström, Café'],
+    ['beyond Latin-1', 'Siobhán Ó Briain – Łódź'],
+    ['a surrogate pair', 'call 📞 now'],
+    ['a lone high surrogate', 'a\ud83db'],
+    ['a lone high surrogate at the end', 'ab\ud83d'],
+    ['a lone low surrogate', 'a\udcdeb'],
+    ['three-byte characters', '東京 ☎'],
+  ])('counts %s as TextEncoder encodes it, and its memory as V8 stores it', (_what, body) => {
+    const { utf8, memory } = bodyLengths(body);
+    expect(utf8).toBe(new TextEncoder().encode(body).byteLength);
+    expect(memory).toBe(/^[\0-\xff]*$/.test(body) ? body.length : body.length * 2);
   });
 });
