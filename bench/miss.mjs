@@ -1,8 +1,10 @@
 // `node bench/miss.mjs [--before <git-ref>] [--rounds N] [--seconds S] [--no-build]` (also `npm run bench -- --miss-before
 // <ref>`): the miss path at 1 connection, side by side in one run: distinct listed numbers straight to the simulator,
 // through this build's gateway, and (with --before) through the gateway built from <ref> (git archive into a temporary
-// directory, built with this checkout's tsc and node_modules). Rounds alternate the three so drift on a shared machine
-// hits all alike; the table has medians: p50, p99, the p50 the gateway adds over the direct call, and its CPU per miss.
+// directory, built with this checkout's tsc and node_modules), beside the floor for a miss on Node: a bare node:http
+// server forwarding each search to the simulator (servers/bare-proxy.mjs), once over undici and once over a node:http
+// keep-alive Agent. Rounds alternate the order so drift on a shared machine hits all alike; the table has medians: p50,
+// p99, the p50 each adds over the direct call, and its CPU per miss.
 import { spawnSync } from 'node:child_process';
 import {
   arg,
@@ -84,9 +86,7 @@ const runs = { direct: [], after: [], before: [], 'proxy-undici': [], 'proxy-htt
 for (const [name, g] of Object.entries(gateways))
   await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
 for (let round = 0; round < ROUNDS; round++) {
-  log(
-    `miss c=1 round ${round + 1}/${ROUNDS}: simulator directly, this build${gateways.before ? `, ${beforeRef}` : ''}`,
-  );
+  log(`miss c=1 round ${round + 1}/${ROUNDS}: simulator directly, ${Object.keys(gateways).join(', ')}`);
   runs.direct.push(
     await withCpu(process.pid, () =>
       wrk({ url: simulator.url, script: 'distinct.lua', connections: 1, seconds: SECONDS, env: env(simToken) }),
