@@ -76,7 +76,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       unknownSettingLine(unknown),
     );
   }
-  const http = options.http ?? createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes });
+  const http =
+    options.http ??
+    createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes, connectTimeoutMs: config.upstream?.timeoutMs });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createNodeMetrics();
   const redis = config.redis.connection

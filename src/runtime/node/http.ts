@@ -18,6 +18,11 @@ export interface NodeHttpOptions {
   keepAliveTimeoutMs?: number;
   /** UPSTREAM_MAX_BODY_BYTES: a bigger answer fails without being read whole. */
   maxBodyBytes?: number;
+  /**
+   * How long a new connection may take (UPSTREAM_TIMEOUT_MS): a request waits for its connection before it can be
+   * aborted, so this bounds how long one the caller gave up on stays queued. Default undici's 10 s.
+   */
+  connectTimeoutMs?: number;
 }
 
 /** The first value of a header undici may give as a list. */
@@ -37,6 +42,7 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
     connections: options.connections ?? 128,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
     pipelining: 1,
+    ...(options.connectTimeoutMs === undefined ? {} : { connect: { timeout: options.connectTimeoutMs } }),
   });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 

@@ -1,6 +1,8 @@
 // The Node upstream transport over real sockets: what it reads, and every way an exchange can fail (a slow answer,
 // a trickled body, an oversized one declared or streamed, a refused connection), each a typed transport error.
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeHttp } from '../../../src/runtime/node/http.js';
@@ -142,6 +144,39 @@ describe('the Node upstream transport (undici dispatch)', () => {
   it('answers normally after those failures (the pool recovered)', async () => {
     const res = await http.request({ method: 'GET', url: `${base}/echo`, headers: {}, timeoutMs: 2000 });
     expect(res.status).toBe(200);
+  });
+
+  it('times out a connection the upstream never completes, within the request timeout, and drops it at the connect bound', async () => {
+    // A listener in a stopped process: the kernel completes handshakes until its accept queue is full, then drops SYNs.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        "require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, function () { process.send(this.address().port); })",
+      ],
+      { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
+    );
+    try {
+      const port = await new Promise<number>((resolve) => child.once('message', (p) => resolve(p as number)));
+      child.kill('SIGSTOP');
+      const fillers = Array.from({ length: 4 }, () => connect(port, '127.0.0.1').on('error', () => undefined));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const hung = createNodeHttp({ connectTimeoutMs: 300 });
+      const started = performance.now();
+      const err = await failure(
+        hung.request({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {}, timeoutMs: 300 }),
+      );
+      expect(err.kind).toBe('timeout');
+      expect(performance.now() - started).toBeLessThan(1000);
+      // The abandoned request stays queued only until the connect bound (UPSTREAM_TIMEOUT_MS), not undici's 10 s:
+      // closing the pool, which waits for queued requests, is quick.
+      const closing = performance.now();
+      await hung.close?.();
+      expect(performance.now() - closing).toBeLessThan(2000);
+      for (const socket of fillers) socket.destroy();
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('reports a refused connection as a network failure', async () => {
