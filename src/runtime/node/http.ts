@@ -29,11 +29,11 @@ export interface NodeHttpOptions {
 const first = (value: string | string[] | undefined): string | null =>
   (Array.isArray(value) ? value[0] : value) ?? null;
 
-/** `https://host:port` and `/path?query` of an absolute URL, as undici's dispatch takes them. */
+/** `https://host:port` and `/path?query` of an absolute URL (the configured upstream's), as undici's dispatch takes them. */
 function splitUrl(url: string): { origin: string; path: string } {
   const scheme = url.indexOf('://');
-  const slash = scheme === -1 ? -1 : url.indexOf('/', scheme + 3);
-  if (scheme === -1) return { origin: new URL(url).origin, path: '/' };
+  if (scheme === -1) throw new TypeError('the upstream URL is not absolute');
+  const slash = url.indexOf('/', scheme + 3);
   return slash === -1 ? { origin: url, path: '/' } : { origin: url.slice(0, slash), path: url.slice(slash) };
 }
 
@@ -47,7 +47,6 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   function request(req: UpstreamRequest): Promise<UpstreamResponse> {
-    const { origin, path } = splitUrl(req.url);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let settled = false;
@@ -114,6 +113,7 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
         },
       };
       try {
+        const { origin, path } = splitUrl(req.url);
         dispatcher.dispatch(
           {
             origin,
@@ -127,7 +127,7 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
           handler,
         );
       } catch (err) {
-        // A closed dispatcher or bad options throw synchronously.
+        // A URL that is not absolute, a closed dispatcher or bad options throw synchronously.
         fail(new UpstreamTransportError('network', 'connection failed', { cause: err }));
       }
     });

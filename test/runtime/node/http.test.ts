@@ -179,6 +179,11 @@ describe('the Node upstream transport (undici dispatch)', () => {
     }
   });
 
+  it('rejects a URL that is not absolute as a network failure, without throwing', async () => {
+    const err = await failure(http.request({ method: 'GET', url: '/v2/contacts/search', headers: {}, timeoutMs: 200 }));
+    expect(err.kind).toBe('network');
+  });
+
   it('reports a refused connection as a network failure', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
