@@ -82,7 +82,7 @@ const env = (token) => ({
   BENCH_TOKEN: token,
   BENCH_BASE_PATH: '/v2/contacts/search',
 });
-const runs = { direct: [], after: [], before: [], 'proxy-undici': [], 'proxy-http': [] };
+const runs = { direct: [], ...Object.fromEntries(Object.keys(gateways).map((name) => [name, []])) };
 for (const [name, g] of Object.entries(gateways))
   await wrk({ url: g.url, script: 'distinct.lua', connections: 1, seconds: 1, env: env(tokens[name]) });
 for (let round = 0; round < ROUNDS; round++) {
@@ -120,7 +120,7 @@ for (const [name, label] of [
   ['proxy-undici', 'bare node:http proxy, undici'],
   ['proxy-http', 'bare node:http proxy, node:http Agent'],
 ]) {
-  if (runs[name].length === 0) continue;
+  if (runs[name] === undefined) continue;
   const r = runs[name];
   const p50 = median(r.map((x) => x.p50));
   const cpu = median(r.map((x) => x.cpuPerReq));

@@ -56,6 +56,8 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
       const chunks: Buffer[] = [];
       let size = 0;
 
+      const timedOut = (cause?: unknown): UpstreamTransportError =>
+        new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause });
       /** Fails the request once; the exchange, if it started, is aborted so its connection is not reused. */
       const fail = (err: UpstreamTransportError): void => {
         if (settled) return;
@@ -65,16 +67,13 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
         controller?.abort(err);
       };
       // The whole exchange (a free connection, the headers, every chunk) within the request's timeout.
-      const timer = setTimeout(
-        () => fail(new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`)),
-        req.timeoutMs,
-      );
+      const timer = setTimeout(() => fail(timedOut()), req.timeoutMs);
 
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(c) {
           controller = c;
           // Timed out while it waited for a connection: it goes no further.
-          if (settled) c.abort(new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`));
+          if (settled) c.abort(timedOut());
         },
         onResponseStart(c, statusCode, headers) {
           if (statusCode < 200) return; // 1xx: the answer follows
@@ -107,7 +106,7 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
           const code = (err as { code?: string }).code;
           fail(
             code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
-              ? new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause: err })
+              ? timedOut(err)
               : new UpstreamTransportError('network', 'connection failed', { cause: err }),
           );
         },
