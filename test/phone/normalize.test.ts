@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { createNumberNormalizer } from '../../src/phone/normalize.js';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/min';
+import metadata from 'libphonenumber-js/metadata.min.json';
+import { createNumberNormalizer, MAIN_COUNTRY_METADATA, SHARED_CALLING_CODES } from '../../src/phone/normalize.js';
 
 const gb = createNumberNormalizer({ defaultRegion: 'GB' });
 const au = createNumberNormalizer({ defaultRegion: 'AU' });
@@ -85,5 +87,105 @@ describe('number normalisation', () => {
     expect(n.normalize('020 7946 0101')).toBe('+442079460101');
     expect(invalid(n, 'abc')).toBe(true);
     expect(invalid(n, 'abc')).toBe(true);
+  });
+});
+
+describe('parsing with the main country of each calling code', () => {
+  // A seeded generator: the same numbers on every run, spread over every calling code and length.
+  function digitsFrom(seed: number): (count: number) => string {
+    let state = seed >>> 0;
+    return (count) => {
+      let out = '';
+      for (let i = 0; i < count; i++) {
+        state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+        out += String(state % 10);
+      }
+      return out;
+    };
+  }
+
+  /** What libphonenumber answers with every country of every calling code: the normaliser's reference. */
+  const reference = (input: string, region: CountryCode | undefined): string | undefined => {
+    const parsed = parsePhoneNumberFromString(input, { defaultCountry: region, extract: false });
+    return parsed?.isPossible() ? parsed.number : undefined;
+  };
+  const answer = (normalizer: typeof gb, input: string): string | undefined => {
+    try {
+      return normalizer.normalize(input);
+    } catch {
+      return undefined;
+    }
+  };
+
+  it('names the lengths the countries of +1 and +44 disagree on', () => {
+    expect([...(SHARED_CALLING_CODES.get('1')?.disputedLengths ?? [])]).toEqual([7]);
+    expect([...(SHARED_CALLING_CODES.get('44')?.disputedLengths ?? [])].sort()).toEqual([7, 9]);
+    expect(SHARED_CALLING_CODES.get('44')?.main).toBe('GB');
+    expect(SHARED_CALLING_CODES.has('49')).toBe(false);
+  });
+
+  it('keeps every country in the full metadata and only the first per calling code in its own', () => {
+    expect(metadata.country_calling_codes['44']).toEqual(['GB', 'GG', 'IM', 'JE']);
+    expect(MAIN_COUNTRY_METADATA.country_calling_codes['44']).toEqual(['GB']);
+    expect(MAIN_COUNTRY_METADATA.countries.JE).toBe(metadata.countries.JE);
+  });
+
+  it('answers as libphonenumber with every country does, for international numbers of every calling code and length', () => {
+    const next = digitsFrom(20261125);
+    const n = createNumberNormalizer({ defaultRegion: 'GB', memoEntries: 1 });
+    let possible = 0;
+    let checked = 0;
+    for (const code of Object.keys(metadata.country_calling_codes)) {
+      for (let length = 3; length <= 16; length++) {
+        for (let k = 0; k < 3; k++) {
+          const input = `+${code}${next(length)}`;
+          const expected = reference(input, 'GB');
+          expect(answer(n, input), input).toBe(expected);
+          if (expected !== undefined) possible++;
+          checked++;
+        }
+      }
+    }
+    // Both kinds of answer are exercised, not only refusals.
+    expect(possible).toBeGreaterThan(checked / 10);
+    expect(checked).toBeGreaterThan(5000);
+  });
+
+  it('answers as libphonenumber with every country does where the countries of a calling code disagree', () => {
+    const next = digitsFrom(7);
+    // Prefixes of the smaller countries (Jersey, Guernsey, the Isle of Man, Canada, Cocos, Bonaire, Tristan da Cunha)
+    // and random ones, at every disputed length and one either side.
+    const prefixes: Record<string, string[]> = {
+      '1': ['204', '416', '604', '800', '212', '268', '876', ''],
+      '44': ['1534', '1481', '1624', '7781', '7924', '7624', '20', '1', ''],
+      '61': ['8', '89162', '89164', '4', ''],
+      '290': ['8', '2', '6', ''],
+      '599': ['7', '9', '3', ''],
+    };
+    for (const [code, { disputedLengths: lengths }] of SHARED_CALLING_CODES) {
+      for (const prefix of prefixes[code] ?? ['']) {
+        for (const length of [...lengths].flatMap((l) => [l - 1, l, l + 1])) {
+          for (let k = 0; k < 8; k++) {
+            const rest = length - prefix.length;
+            if (rest < 0) continue;
+            const national = prefix + next(rest);
+            for (const region of ['GB', 'JE', 'US', 'CA', 'AU', 'CC', undefined] as const) {
+              const n = createNumberNormalizer({ defaultRegion: region, memoEntries: 1 });
+              // International spellings, with a national prefix too (libphonenumber strips one where it may).
+              for (const international of [`+${code}${national}`, `+${code}0${national}`, `+${code}1${national}`]) {
+                expect(answer(n, international), `${international} in ${region}`).toBe(
+                  reference(international, region),
+                );
+              }
+              if (region === undefined) continue;
+              // National spellings in a region of that calling code go through the region's own plan.
+              for (const spelling of [national, `0${national}`, `1${national}`]) {
+                expect(answer(n, spelling), `${spelling} in ${region}`).toBe(reference(spelling, region));
+              }
+            }
+          }
+        }
+      }
+    }
   });
 });
