@@ -136,7 +136,14 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
     if (now >= day.until || now < day.until - 86_400_000) day = { name: utcDay(now), until: nextUtcMidnight(now) };
     return day.name;
   };
-  const searchesKey = (client: string, now: number) => `searches:${client}:${dayOf(now)}`;
+  // The last key is kept, as the hit path counts one client's searches over and over.
+  let lastSearches = { client: '', day: '', key: '' };
+  const searchesKey = (client: string, now: number): string => {
+    const name = dayOf(now);
+    if (client !== lastSearches.client || name !== lastSearches.day)
+      lastSearches = { client, day: name, key: `searches:${client}:${name}` };
+    return lastSearches.key;
+  };
 
   async function callerUsage(id: string): Promise<CallerUsage> {
     const key = searchesKey(id, clock());
@@ -183,7 +190,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       if (label === undefined) return;
       telemetry.clientSearch(label, result);
       const now = clock();
-      local.add(searchesKey(label, now), 1, day.until);
+      local.add(searchesKey(label, now), 1, day.until, now);
     },
     othersFailure: (err, context) => err instanceof QuotaExhaustedError && err.client !== context.client,
     async usage() {

@@ -60,15 +60,24 @@ export function createClientRate(options: ClientRateOptions): ClientRate {
     background: options.background,
     intervalMs: SYNC_INTERVAL_MS,
   });
-  // Clock-aligned windows: every replica agrees on where a minute starts without asking the store.
-  const keyOf = (client: string, now: number) => `${client}:${Math.floor(now / MINUTE_MS)}`;
+  // Clock-aligned windows: every replica agrees on where a minute starts without asking the store. The last key is
+  // kept: under load one client asks again within its minute, and the hit path checks and takes for each request.
+  let last = { client: '', minute: Number.NaN, key: '' };
+  const keyOf = (client: string, minute: number): string => {
+    if (client !== last.client || minute !== last.minute) last = { client, minute, key: `${client}:${minute}` };
+    return last.key;
+  };
   return {
     fields: createRateLimitFields([{ name: CLIENT_POLICY, quota: perMinute, windowSeconds: 60 }], options.headerFormat),
-    allows: (client) => counters.peek(keyOf(client, clock())) < perMinute,
+    allows(client) {
+      const now = clock();
+      return counters.peek(keyOf(client, Math.floor(now / MINUTE_MS)), now) < perMinute;
+    },
     take(client) {
       const now = clock();
-      const resetAt = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;
-      const d = counters.take(keyOf(client, now), perMinute, resetAt);
+      const minute = Math.floor(now / MINUTE_MS);
+      const resetAt = (minute + 1) * MINUTE_MS;
+      const d = counters.take(keyOf(client, minute), perMinute, resetAt, now);
       const resetSeconds = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
       return {
         allowed: d.allowed,

@@ -14,12 +14,15 @@ export interface LocalDecision {
 }
 
 export interface LocalCounters {
-  /** Counts one on `key` unless that would pass `limit`; synchronous. The window ends at `resetAt`. */
-  take(key: string, limit: number, resetAt: number): LocalDecision;
+  /**
+   * Counts one on `key` unless that would pass `limit`; synchronous. The window ends at `resetAt`. `now` (default the
+   * clock) lets a caller that has just read the clock pass it on.
+   */
+  take(key: string, limit: number, resetAt: number, now?: number): LocalDecision;
   /** Counts `points` on `key` without a limit (usage figures). */
-  add(key: string, points: number, resetAt: number): void;
+  add(key: string, points: number, resetAt: number, now?: number): void;
   /** The count as this process knows it (0 when the window is not open). */
-  peek(key: string): number;
+  peek(key: string, now?: number): number;
   /** Reconciles every key counted since the last time with the store; what the background runs. */
   sync(): Promise<void>;
 }
@@ -111,22 +114,20 @@ export function createLocalCounters(options: LocalCountersOptions): LocalCounter
   }
 
   return {
-    take(key, limit, resetAt) {
-      const now = clock();
+    take(key, limit, resetAt, now = clock()) {
       const e = entryOf(key, resetAt, now);
       if (known(e) + 1 > limit) return { allowed: false, count: known(e), resetAt: e.resetAt };
       e.pending++;
       schedule(now);
       return { allowed: true, count: known(e), resetAt: e.resetAt };
     },
-    add(key, points, resetAt) {
-      const now = clock();
+    add(key, points, resetAt, now = clock()) {
       entryOf(key, resetAt, now).pending += points;
       schedule(now);
     },
-    peek(key) {
+    peek(key, now = clock()) {
       const e = entries.get(key);
-      return e === undefined || e.resetAt <= clock() ? 0 : known(e);
+      return e === undefined || e.resetAt <= now ? 0 : known(e);
     },
     sync,
   };

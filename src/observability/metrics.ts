@@ -201,8 +201,17 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   }
 
   // Keyed by the closed method, so a client inventing methods cannot grow the map.
-  const requestRecorders = new Map<string, { count: BoundCounter; duration: BoundHistogram }>();
-  const recorderFor = (route: string, method: string, status: number) => {
+  const requestRecorders = new Map<string, RequestRecorder>();
+  // The last series used, checked first: under load one route, method and status follow each other (the hit path's).
+  let last = { route: '', method: '', status: 0, recorder: undefined as RequestRecorder | undefined };
+  const recorderFor = (route: string, method: string, status: number): RequestRecorder => {
+    if (last.recorder !== undefined && route === last.route && method === last.method && status === last.status)
+      return last.recorder;
+    const recorder = seriesOf(route, method, status);
+    last = { route, method, status, recorder };
+    return recorder;
+  };
+  const seriesOf = (route: string, method: string, status: number): RequestRecorder => {
     const known = closedMethod(method);
     const key = `${route} ${known} ${status}`;
     let recorder = requestRecorders.get(key);
@@ -256,6 +265,11 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       return { body: await registry.metrics(), contentType: registry.contentType };
     },
   };
+}
+
+interface RequestRecorder {
+  count: BoundCounter;
+  duration: BoundHistogram;
 }
 
 function closedMethod(method: string): string {

@@ -2,7 +2,7 @@
 // URL, whose query holds the number; the number itself only as a keyed hash). Shared by the access-log
 // middleware and the Node hit path, so both write exactly the same.
 import type { CacheResult } from './telemetry.js';
-import type { LogFields, Logger, LogLevel } from './logger.js';
+import { jsonString, type LogFields, type Logger, type LogLevel } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
 
@@ -51,8 +51,8 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
     const known = e164 === undefined || hasher === undefined ? undefined : hasher.cached(e164);
     if (json !== undefined && (e164 === undefined || hasher === undefined || known !== undefined)) {
       // The same fields in the same order as the object below, serialised here: the hot path's line.
-      let line = `"event":"request","requestId":${JSON.stringify(r.requestId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"status":${r.status},"durationMs":${durationMs}`;
-      if (r.clientId !== undefined) line += `,"clientId":${JSON.stringify(r.clientId)}`;
+      let line = `"event":"request","requestId":${jsonString(r.requestId)},"method":${jsonString(r.method)},"route":${jsonString(r.route)},"status":${r.status},"durationMs":${durationMs}`;
+      if (r.clientId !== undefined) line += `,"clientId":${jsonString(r.clientId)}`;
       if (r.lookup?.cache !== undefined) line += `,"cache":"${r.lookup.cache}"`;
       if (known !== undefined) line += `,"numberHash":"${known}"`;
       json(level, line, 'request');

@@ -14,7 +14,13 @@ export interface WhatParam {
   value: string | undefined;
 }
 
-const decode = (text: string): string => tryDecodeURIComponent(text.includes('+') ? text.replaceAll('+', ' ') : text);
+// An E.164 number as clients encode it (`%2B` and digits) decodes to `+` and the digits: read without the decoder.
+const ENCODED_E164 = /^%2[Bb]\d+$/;
+
+const decode = (text: string): string =>
+  ENCODED_E164.test(text)
+    ? `+${text.slice(3)}`
+    : tryDecodeURIComponent(text.includes('+') ? text.replaceAll('+', ' ') : text);
 
 /** Reads `query` (the part after `?`; anything from `#` on is ignored). */
 export function whatParam(query: string): WhatParam {

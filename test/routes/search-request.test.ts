@@ -11,6 +11,11 @@ const honoReads = async (query: string) =>
 describe('whatParam', () => {
   it.each([
     'what=%2B44%20161%20496%200001',
+    'what=%2B441614960001',
+    'what=%2b441614960001',
+    'what=%2B44161496000%31',
+    'what=%2B',
+    'what=%2B%2B44',
     'what=0161+496+0001',
     'what=%E0%A4%A',
     'what=',

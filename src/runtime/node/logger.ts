@@ -1,7 +1,7 @@
 // The Node logger: pino writing one JSON line per event to stdout, in batches (log-destination.ts).
 import pino from 'pino';
 import { createLogDestination } from './log-destination.js';
-import type { Logger } from '../../observability/logger.js';
+import { jsonString, type Logger } from '../../observability/logger.js';
 
 /**
  * Field names that must never reach a log line, whatever a caller passes: written as "[redacted]".
@@ -69,7 +69,7 @@ export function createNodeLogger(level: string, destination?: pino.DestinationSt
     // The line pino writes for these fields (same order: level, time, base, fields, msg), onto pino's own stream.
     json: (lvl, fieldsJson, msg) => {
       if (log.isLevelEnabled(lvl))
-        stream.write(`{"level":"${lvl}"${time()},"service":"${SERVICE}",${fieldsJson},"msg":${JSON.stringify(msg)}}\n`);
+        stream.write(`{"level":"${lvl}"${time()},"service":"${SERVICE}",${fieldsJson},"msg":${jsonString(msg)}}\n`);
     },
     flush: () => {
       (stream as { flushSync?: () => void }).flushSync?.();
