@@ -39,7 +39,7 @@ export interface GatewayTokens {
   /** The token's client, or null when it is not one of ours, is tampered with, or has expired. */
   verify(token: string): Promise<VerifiedToken | null>;
   /** A token verified before and not yet expired, synchronously; undefined when it needs verifying. */
-  peek(token: string): VerifiedToken | undefined;
+  peek(token: string, now?: number): VerifiedToken | undefined;
 }
 
 export interface GatewayTokenOptions {
@@ -136,9 +136,9 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
       return { accessToken, expiresInSeconds: options.ttlSeconds };
     },
 
-    peek(token) {
+    peek(token, now = clock()) {
       const result = verified.get(token);
-      return result !== undefined && clock() < result.expiresAt && isRegistered(result.clientId) ? result : undefined;
+      return result !== undefined && now < result.expiresAt && isRegistered(result.clientId) ? result : undefined;
     },
 
     async verify(token) {

@@ -55,7 +55,7 @@ export interface CostGuard {
   /** Wraps the upstream search into the cache's load. */
   guardLoad(search: UpstreamSearch): CacheLoad;
   /** One search answered or refused for `client`: metrics and today's search count (local, reconciled later). */
-  countSearch(client: string, result: SearchResult): void;
+  countSearch(client: string, result: SearchResult, now?: number): void;
   /** True for a refusal by another caller's quota (the lookup is then retried as the caller's own). */
   othersFailure(err: unknown, context: LookupContext): boolean;
   usage(): Promise<UsageReport>;
@@ -185,11 +185,10 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
         timeoutMs: options.timeoutMs,
         labelOf,
       }),
-    countSearch(client, result) {
+    countSearch(client, result, now = clock()) {
       const label = labelOf(client);
       if (label === undefined) return;
       telemetry.clientSearch(label, result);
-      const now = clock();
       local.add(searchesKey(label, now), 1, day.until, now);
     },
     othersFailure: (err, context) => err instanceof QuotaExhaustedError && err.client !== context.client,

@@ -20,10 +20,10 @@ export interface RateDecision {
 }
 
 export interface ClientRate {
-  /** Counts one search of `client` (a refusal counts nothing); synchronous. */
-  take(client: string): RateDecision;
+  /** Counts one search of `client` (a refusal counts nothing); synchronous. `now` (default the clock) saves a read. */
+  take(client: string, now?: number): RateDecision;
   /** Whether a `take` now would be allowed, counting nothing. */
-  allows(client: string): boolean;
+  allows(client: string, now?: number): boolean;
   /** The RateLimit header fields of the `client` policy. */
   readonly fields: RateLimitFields;
   /** Sends the counts taken here to the store now (what the background does every 250 ms). */
@@ -69,12 +69,10 @@ export function createClientRate(options: ClientRateOptions): ClientRate {
   };
   return {
     fields: createRateLimitFields([{ name: CLIENT_POLICY, quota: perMinute, windowSeconds: 60 }], options.headerFormat),
-    allows(client) {
-      const now = clock();
+    allows(client, now = clock()) {
       return counters.peek(keyOf(client, Math.floor(now / MINUTE_MS)), now) < perMinute;
     },
-    take(client) {
-      const now = clock();
+    take(client, now = clock()) {
       const minute = Math.floor(now / MINUTE_MS);
       const resetAt = (minute + 1) * MINUTE_MS;
       const d = counters.take(keyOf(client, minute), perMinute, resetAt, now);

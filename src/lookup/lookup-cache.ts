@@ -27,7 +27,7 @@ export interface LookupCache {
   /** The answer for an E.164 number: cached, or loaded once however many callers ask at the same time. */
   read(e164: string, context?: LookupContext): Promise<CacheRead>;
   /** A fresh hit, synchronously, or undefined when answering would need the upstream or a stale entry. */
-  readFresh(e164: string): CacheRead | undefined;
+  readFresh(e164: string, now?: number): CacheRead | undefined;
   /** The entry held past its freshness while it may still replace a failure (a caller's deadline passed), or undefined. */
   readStale(e164: string): CacheRead | undefined;
   /** Forgets one number (a load in flight still answers its callers but is not kept). */
@@ -277,8 +277,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, result: 'hit', now });
       return readSlow(e164, seen, now, context);
     },
-    readFresh(e164) {
-      const now = clock();
+    readFresh(e164, now = clock()) {
       const seen = lru.get(e164, READ_STALE);
       return seen !== undefined && now < seen.freshUntil ? { answer: seen, result: 'hit', now } : undefined;
     },

@@ -34,7 +34,7 @@ export interface LookupService {
   lookup(e164: string, context: LookupContext, options?: LookupOptions): Promise<LookupResult>;
   /** An upstream read this caller stopped waiting for, kept alive until it settles (Workers: waitUntil). */
   /** The answer when the cache holds a fresh one, synchronously (the hit path); otherwise undefined. */
-  lookupFresh(e164: string): LookupResult | undefined;
+  lookupFresh(e164: string, now?: number): LookupResult | undefined;
 }
 
 export interface LookupServiceOptions {
@@ -205,8 +205,8 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
       const fresh = cache.readFresh(e164);
       return fresh === undefined ? readBy(e164, context, ms) : Promise.resolve(resultOf(fresh));
     },
-    lookupFresh(e164) {
-      const read = cache.readFresh(e164);
+    lookupFresh(e164, now) {
+      const read = cache.readFresh(e164, now);
       return read === undefined ? undefined : resultOf(read);
     },
   };

@@ -44,13 +44,14 @@ function readSearch(
   method: string | undefined,
   target: string | undefined,
   authorization: string | undefined,
+  now?: number,
 ): { client: string; what: string } | undefined {
   if (method !== 'GET' || target === undefined || !target.startsWith(PREFIX) || authorization === undefined)
     return undefined;
   // `Bearer <token>` as clients send it is looked up as it is: only verified (well-formed) tokens are known, so
   // anything else misses here and takes the full reader.
   const token = authorization.startsWith('Bearer ') ? authorization.slice(7) : bearerToken(authorization);
-  const verified = token === undefined ? undefined : gatewayTokens.peek(token);
+  const verified = token === undefined ? undefined : gatewayTokens.peek(token, now);
   if (verified === undefined) return undefined;
   // The app's own reader: a repetition or a missing value is the app's to answer (400).
   const what = whatParam(target.slice(PREFIX.length));
@@ -69,22 +70,24 @@ function withRequestHeaders(
 }
 
 export function createSearchHitPath(
-  services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard'>,
+  services: Pick<Services, 'gatewayTokens' | 'normalizer' | 'lookup' | 'guard' | 'clock'>,
 ): SearchHitPath {
-  const { gatewayTokens, normalizer, lookup, guard } = services;
+  const { gatewayTokens, normalizer, lookup, guard, clock } = services;
 
   return function searchHitPath(method, target, authorization, requestIdHeader) {
-    const search = readSearch(gatewayTokens, method, target, authorization);
+    // One reading of the clock for every check of the hit (a reading costs about as much as one of the checks).
+    const now = clock();
+    const search = readSearch(gatewayTokens, method, target, authorization, now);
     const e164 = search === undefined ? undefined : normalizer.peek(search.what);
     if (search === undefined || e164 === undefined) return undefined;
     const { client } = search;
     // Over the rate, the app answers the 429.
-    if (!guard.rate.allows(client)) return undefined;
-    const result = lookup.lookupFresh(e164);
+    if (!guard.rate.allows(client, now)) return undefined;
+    const result = lookup.lookupFresh(e164, now);
     if (result === undefined) return undefined;
     // Counted here, in memory (reconciled in the background): no network round trip on a hit.
-    const rate = guard.rate.take(client);
-    guard.countSearch(client, 'hit');
+    const rate = guard.rate.take(client, now);
+    guard.countSearch(client, 'hit', now);
 
     const requestId = requestIdOf(requestIdHeader);
     const headers = withRequestHeaders(lookupHeaders(result), guard.rate.fields.headers(rate.state), requestId);
