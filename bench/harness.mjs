@@ -134,13 +134,16 @@ export function build() {
 /**
  * Builds to compare against, by name: `before-hit-path-tuning` (the default) is the last build before the access log's
  * write tuning, the crash flush and the bound request metrics; `before-dispatch-transport` the last build whose
- * upstream transport used undici's `request()` with an AbortSignal per call; `before-restructure` the
+ * upstream transport used undici's `request()` with an AbortSignal per call; `before-main-country-parse` the last
+ * build whose normalizer matched every country sharing a calling code and whose hit path read the clock for each
+ * check; `before-restructure` the
  * last build with the flat runtime folder and the hand-written limiters; `single-process` the gateway before shared
  * state, the cost guard and the hardening. Any git ref works too.
  */
 export const BASELINES = {
   'before-hit-path-tuning': '646c45a',
   'before-dispatch-transport': '43e84e5',
+  'before-main-country-parse': '57b24d2',
   'before-restructure': '6941051',
   'single-process': 'd61eb6a',
 };
