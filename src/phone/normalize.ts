@@ -85,6 +85,7 @@ function sharedCallingCodes(json: MetadataJson): Map<string, SharedCallingCode> 
 
 export function createNumberNormalizer(options: NormalizerOptions): NumberNormalizer {
   const memo = new LRUCache<string, string | typeof INVALID>({ max: options.memoEntries ?? 10_000 });
+  const parseOptions = { defaultCountry: options.defaultRegion, extract: false };
 
   function parse(raw: string): string | typeof INVALID {
     const text = raw.trim();
@@ -92,26 +93,23 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
     const digits = text.replace(/\D/g, '');
     if (digits.length < 3) return INVALID;
     // Without a region, "00" is the only international prefix we can assume.
-    const input =
-      options.defaultRegion === undefined && /^00[1-9]/.test(digits) && !text.startsWith('+')
-        ? `+${digits.slice(2)}`
-        : text;
-    const parseOptions = { defaultCountry: options.defaultRegion, extract: false };
+    const internationalised = options.defaultRegion === undefined && /^00[1-9]/.test(digits) && !text.startsWith('+');
+    const input = internationalised ? `+${digits.slice(2)}` : text;
     let parsed = parsePhoneNumberFromString(input, parseOptions, MAIN_COUNTRY_METADATA);
-    if (parsed && !countryFree(parsed, input)) parsed = parsePhoneNumberFromString(input, parseOptions, metadata);
+    if (parsed && !countryFree(parsed, input, internationalised ? digits.slice(2) : digits))
+      parsed = parsePhoneNumberFromString(input, parseOptions, metadata);
     if (!parsed || !parsed.isPossible()) return INVALID;
     return parsed.number;
   }
 
   /** True when the country among those sharing the calling code cannot change the parse (see MAIN_COUNTRY_METADATA). */
-  function countryFree(parsed: PhoneNumber, input: string): boolean {
+  function countryFree(parsed: PhoneNumber, input: string, digits: string): boolean {
     const shared = SHARED_CALLING_CODES.get(parsed.countryCallingCode);
     if (shared === undefined) return true;
     const { nationalNumber } = parsed;
     if (shared.disputedLengths.has(nationalNumber.length)) return false;
     // The digits the national prefix step saw, and the plan it used: the main country's for an international number,
     // the default region's for a national one. They must be the national number untouched, with no prefix to strip.
-    const digits = input.replace(/\D/g, '');
     const international = input.startsWith('+');
     const rest = international ? digits.slice(parsed.countryCallingCode.length) : digits;
     const plan = international ? shared.main : options.defaultRegion;
