@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeyedHasher } from '../../../src/observability/keyed-hash.js';
 import { createRequestRecorder, type FinishedRequest } from '../../../src/observability/request-recorder.js';
-import { createNodeLogger } from '../../../src/runtime/node/logger.js';
+import { createIsoTime, createNodeLogger } from '../../../src/runtime/node/logger.js';
 import { createHmac } from 'node:crypto';
 
 function capture() {
@@ -65,5 +65,14 @@ describe('the Node logger', () => {
     logger.json?.('warn', '"event":"request"', 'request');
     expect(out.lines).toHaveLength(1);
     expect(JSON.parse(out.lines[0]!)).toMatchObject({ level: 'warn', event: 'request', msg: 'request' });
+  });
+
+  it('writes the time as toISOString does, across seconds, days and years', () => {
+    const iso = createIsoTime();
+    const times = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, Date.UTC(2026, 10, 25, 23, 59, 59, 999)];
+    times.push(times.at(-1)! + 1, Date.UTC(1969, 11, 31, 23, 59, 59, 5), Date.UTC(10000, 0, 1), -1);
+    // A walk in small steps, as lines come, and jumps back and forth.
+    for (let t = Date.UTC(2026, 0, 1), i = 0; i < 5000; i++, t += (i * 7919) % 1500) times.push(t, t - 3000);
+    for (const t of times) expect(iso(t)).toBe(new Date(t).toISOString());
   });
 });
