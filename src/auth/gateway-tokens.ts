@@ -101,6 +101,8 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedCacheEntries ?? 10_000 });
   const { clock } = options;
   const isRegistered = options.isRegistered ?? (() => true);
+  /** The token `peek` found last and what it verified to; expiry and registration are checked on every peek. */
+  let lastPeeked: { token: string; result: VerifiedToken | undefined } = { token: '', result: undefined };
 
   async function verifySignature(token: string): Promise<VerifiedToken | null> {
     if (!isCanonicalToken(token)) return null;
@@ -137,7 +139,14 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
     },
 
     peek(token, now = clock()) {
-      const result = verified.get(token);
+      // The last token peeked first: a client's connections send the same one, and comparing a new copy of it
+      // costs less than hashing it for the cache (a token is about 250 characters).
+      let result: VerifiedToken | undefined;
+      if (token === lastPeeked.token) result = lastPeeked.result;
+      else {
+        result = verified.get(token);
+        if (result !== undefined) lastPeeked = { token, result };
+      }
       return result !== undefined && now < result.expiresAt && isRegistered(result.clientId) ? result : undefined;
     },
 

@@ -76,6 +76,29 @@ describe('gateway tokens: registration and spelling', () => {
     expect(await tokens.verify(accessToken)).toBeNull();
   });
 
+  it('peeks each of several tokens as itself, a copy of one too, and stops at its expiry', async () => {
+    const t = fakeClock();
+    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const crm = (await tokens.issue('crm')).accessToken;
+    const pbx = (await tokens.issue('pbx')).accessToken;
+    const unverified = (await tokens.issue('desk')).accessToken;
+    await tokens.verify(crm);
+    await tokens.verify(pbx);
+    for (const [token, client] of [
+      [crm, 'crm'],
+      [pbx, 'pbx'],
+      [crm, 'crm'],
+      [`${crm} `.trim(), 'crm'],
+    ])
+      expect(tokens.peek(token!)).toMatchObject({ clientId: client });
+    // Never verified: unknown to peek, whatever was peeked before it.
+    expect(tokens.peek(unverified)).toBeUndefined();
+    expect(tokens.peek(crm)).toMatchObject({ clientId: 'crm' });
+    t.advance(60_000);
+    expect(tokens.peek(crm)).toBeUndefined();
+    expect(tokens.peek(pbx)).toBeUndefined();
+  });
+
   it('refuses padded and non-canonical base64url in any part of the token', async () => {
     const t = fakeClock();
     const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
