@@ -100,6 +100,19 @@ export const BENCH_CLIENT_SECRET = 'bench-client-secret-0123456789';
 /** The simulator's credentials for the benched gateways. */
 export const BENCH_UPSTREAM_CLIENTS = { 'bench-gateway': 'bench-upstream-secret' };
 
+/** A gateway token for the bench's client from the gateway at `url`. */
+export async function benchLogin(url) {
+  const login = await fetch(`${url}/token/login`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: 'bench',
+      client_secret: BENCH_CLIENT_SECRET,
+    }),
+  });
+  return (await login.json()).access_token;
+}
+
 /** The environment of a benched gateway in front of the simulator at `simulatorUrl`. */
 export function benchGatewayEnv(simulatorUrl) {
   return {
@@ -136,7 +149,8 @@ export function build() {
  * write tuning, the crash flush and the bound request metrics; `before-dispatch-transport` the last build whose
  * upstream transport used undici's `request()` with an AbortSignal per call; `before-main-country-parse` the last
  * build whose normalizer matched every country sharing a calling code and whose hit path read the clock for each
- * check; `before-restructure` the
+ * check; `before-encoded-bodies` the last build that encoded a cached answer's body on every hit and formatted the
+ * log's date per millisecond; `before-restructure` the
  * last build with the flat runtime folder and the hand-written limiters; `single-process` the gateway before shared
  * state, the cost guard and the hardening. Any git ref works too.
  */
@@ -144,6 +158,7 @@ export const BASELINES = {
   'before-hit-path-tuning': '646c45a',
   'before-dispatch-transport': '43e84e5',
   'before-main-country-parse': '57b24d2',
+  'before-encoded-bodies': '604aa67',
   'before-restructure': '6941051',
   'single-process': 'd61eb6a',
 };

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import {
-  BENCH_CLIENT_SECRET,
+  benchLogin,
   BENCH_UPSTREAM_CLIENTS,
   benchGatewayEnv,
   build,
@@ -61,15 +61,7 @@ const single = await startChild('servers/gateway.mjs', gatewayEnv);
 const replicas = await Promise.all(
   [0, 1, 2].map(() => startChild('servers/gateway.mjs', { ...gatewayEnv, REDIS_URL, REDIS_KEY_PREFIX: prefix })),
 );
-const login = await fetch(`${single.url}/token/login`, {
-  method: 'POST',
-  body: new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: 'bench',
-    client_secret: BENCH_CLIENT_SECRET,
-  }),
-});
-const token = (await login.json()).access_token;
+const token = await benchLogin(single.url);
 
 /** The stream against `urls` round robin, CONCURRENCY at a time; upstream calls as the simulator counts them. */
 async function drive(urls) {

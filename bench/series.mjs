@@ -4,15 +4,7 @@
 // Bounded: 20 s of load (--quick: 8 s), 16 requests in flight, all to 127.0.0.1.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  BENCH_CLIENT_SECRET,
-  BENCH_UPSTREAM_CLIENTS,
-  benchGatewayEnv,
-  build,
-  createHarness,
-  here,
-  log,
-} from './harness.mjs';
+import { benchLogin, BENCH_UPSTREAM_CLIENTS, benchGatewayEnv, build, createHarness, here, log } from './harness.mjs';
 import { renderChart } from './svg-chart.mjs';
 import { seededRandom, shuffle, zipfPicker } from './zipf.mjs';
 
@@ -42,15 +34,7 @@ const nextNumber = zipfPicker(numbers.slice(0, RANKS), ZIPF_S, rnd);
 const simulator = await startSimulatorServer({ clients: BENCH_UPSTREAM_CLIENTS });
 simulator.controls.setFaults({ latencyMs: UPSTREAM_LATENCY_MS });
 const gateway = await startChild('servers/gateway.mjs', { ...benchGatewayEnv(simulator.url), LOG_LEVEL: 'warn' });
-const login = await fetch(`${gateway.url}/token/login`, {
-  method: 'POST',
-  body: new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: 'bench',
-    client_secret: BENCH_CLIENT_SECRET,
-  }),
-});
-const token = (await login.json()).access_token;
+const token = await benchLogin(gateway.url);
 const headers = { authorization: `Bearer ${token}` };
 
 log(
