@@ -17,10 +17,11 @@ export function withSearchHitPath(
 ): Listener {
   const encoded = createEncodedBodies();
 
-  function send(res: ServerResponse, started: number, status: number, answer: HitAnswer): void {
+  /** Writes the answer; a hit's body as its kept bytes (a miss's is written as it is: it may never be asked again). */
+  function send(res: ServerResponse, started: number, status: number, answer: HitAnswer, hit = false): void {
     answer.headers['content-length'] = String(answer.bodyBytes ?? Buffer.byteLength(answer.body));
     res.writeHead(status, answer.headers);
-    res.end(answer.bodyBytes === undefined ? answer.body : encoded.of(answer.body, answer.bodyBytes));
+    res.end(hit && answer.bodyBytes !== undefined ? encoded.of(answer.body, answer.bodyBytes) : answer.body);
     record({
       requestId: answer.requestId,
       method: 'GET',
@@ -36,7 +37,7 @@ export function withSearchHitPath(
     const started = performance.now();
     const hit = hitPath(req.method, req.url, req.headers.authorization, req.headers['x-request-id']);
     if (hit !== undefined) {
-      send(res, started, 200, hit);
+      send(res, started, 200, hit, true);
       return;
     }
     const searched = searchPath?.({
