@@ -71,7 +71,14 @@ function start(script, env) {
   const out = join(dir, `callgrind.${script.replaceAll(/[^\w]/g, '_')}.%p`);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, join(here, script)],
+    [
+      '-q',
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      join(here, script),
+    ],
     { env: { ...process.env, ...env, ...names }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );
   return new Promise((resolve, reject) => {
@@ -135,7 +142,7 @@ for (const [name, perHit] of Object.entries(results))
     name,
     Math.round(perHit).toLocaleString('en'),
     (bare / perHit).toFixed(2),
-    before === undefined ? '' : `${(perHit / before).toFixed(2)}x`,
+    before === undefined || name === 'bare node:http' ? '' : `${(perHit / before).toFixed(2)}x`,
   ]);
 console.log(
   `\ninstructions per cache hit (callgrind; ${REQUESTS} hits after ${WARM}, 50 connections; ${new Date().toISOString()}, node ${process.version})`,
