@@ -67,7 +67,7 @@ const BYTES_OVERHEAD = 200;
 
 /**
  * The UTF-8 bytes of cached answers' bodies, by body. Node encodes a string body character by character on every
- * write (about a microsecond for a 1 KiB answer, as much as the rest of a hit's own code); a cached answer is the
+ * write (about a microsecond for the bench's 1.1 KiB answer, 13 % of a hit's instructions); a cached answer is the
  * same string on every hit, so its bytes are made once and written as they are. Bounded in bytes, the body strings
  * counted too (the cache may have let go of them); a larger body is encoded per write, as before.
  */
