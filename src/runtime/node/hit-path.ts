@@ -61,15 +61,15 @@ export function withSearchHitPath(
 }
 
 /** What the encoded bodies of recent answers may hold in all, and the largest body kept. */
-export const ENCODED_BODIES_MAX_BYTES = 8 * 1024 * 1024;
-export const ENCODED_BODY_MAX_BYTES = 64 * 1024;
+const ENCODED_BODIES_MAX_BYTES = 8 * 1024 * 1024;
+const ENCODED_BODY_MAX_BYTES = 64 * 1024;
 const BYTES_OVERHEAD = 200;
 
 /**
  * The UTF-8 bytes of cached answers' bodies, by body. Node encodes a string body character by character on every
  * write (about a microsecond for the bench's 1.1 KiB answer, 13 % of a hit's instructions); a cached answer is the
  * same string on every hit, so its bytes are made once and written as they are. Bounded in bytes, the body strings
- * counted too (the cache may have let go of them); a larger body is encoded per write, as before.
+ * counted too (the cache may have let go of them); a larger body is written as its string.
  */
 export function createEncodedBodies(maxBytes = ENCODED_BODIES_MAX_BYTES, maxBodyBytes = ENCODED_BODY_MAX_BYTES) {
   const encoder = new TextEncoder();
