@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogDestination } from '../../../src/runtime/node/log-destination.js';
@@ -26,6 +27,8 @@ function fifo(): Fifo {
   const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   const writeFd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
   const chunk = Buffer.alloc(65_536);
+  // A character's bytes may straddle two reads.
+  const decoder = new StringDecoder('utf8');
   const f: Fifo = {
     readFd,
     writeFd,
@@ -35,7 +38,7 @@ function fifo(): Fifo {
         try {
           const n = readSync(readFd, chunk, 0, chunk.length, null);
           if (n === 0) return text;
-          text += chunk.toString('utf8', 0, n);
+          text += decoder.write(chunk.subarray(0, n));
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return text;
           throw err;
@@ -113,6 +116,34 @@ describe('the Node log destination', () => {
     const kept = lines.slice(0, -1);
     expect(kept).toHaveLength(count - dest.dropped);
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => line(i).trim()));
+  });
+
+  it('delivers lines of any characters and length whole, the pipe full or not', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5 });
+    // Multi-byte text through the batch buffer, lines longer than its room, and more than the pipe holds at once.
+    const lines = Array.from({ length: 3000 }, (_, i) =>
+      i % 500 === 7 ? `${'Zoë ☎ 😀 '.repeat(4000)}${i}\n` : `{"name":"Café Zoë ☎ 😀","i":${i}}\n`,
+    );
+    for (const l of lines) expect(dest.write(l)).toBe(true);
+    const want = lines.join('');
+    const text = await readUntil(f, (t) => t.length >= want.length);
+    expect(text).toBe(want);
+  });
+
+  it('a few lines written while earlier ones wait for the reader follow them, whole and in order', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, flushMs: 5, retryMs: 5 });
+    // Far more than the pipe holds: the rest waits, and the retries find the pipe still full.
+    const early = Array.from({ length: 10_000 }, (_, i) => line(i));
+    for (const l of early) dest.write(l);
+    await sleep(30);
+    // A few short lines behind what waits, offered on the next retry, once the reader has begun to read.
+    const late = Array.from({ length: 3 }, (_, i) => `{"late":${i},"name":"Zoë"}\n`);
+    for (const l of late) dest.write(l);
+    const want = [...early, ...late].join('');
+    const text = await readUntil(f, (t) => t.length >= want.length);
+    expect(text).toBe(want);
   });
 
   it('flushSync writes what is gathered at once, for exit and crash handlers', () => {
