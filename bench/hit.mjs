@@ -32,6 +32,8 @@ const TOGETHER = process.argv.includes('--together');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const HIT_NUMBER = '+442079460010';
 const CONTRACT = "bare node:http, the search's fields and log line";
+/** The reference servers: no target, no before, for them. */
+const REFERENCES = new Set(['bare node:http', CONTRACT]);
 const { canPin, cpuUs, startChild, withCpu, wrk } = createHarness();
 
 build();
@@ -163,8 +165,8 @@ for (const n of names) {
       : n === CONTRACT
         ? (bare.cpu / s.cpu).toFixed(2)
         : met(`${(bare.cpu / s.cpu).toFixed(2)}`, bare.cpu / s.cpu >= TARGETS.hitCpuRatio),
-    before && !n.startsWith('bare node:http') ? ratio(s.cpu, before.cpu) : '',
-    before && !n.startsWith('bare node:http') ? ratio(s.rps, before.rps) : '',
+    before && !REFERENCES.has(n) ? ratio(s.cpu, before.cpu) : '',
+    before && !REFERENCES.has(n) ? ratio(s.rps, before.rps) : '',
     n === 'bare node:http' ? '' : ratio(s.rps, bare.rps),
     String(s.bad),
   ]);

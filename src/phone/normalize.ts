@@ -94,9 +94,10 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
     if (digits.length < 3) return INVALID;
     // Without a region, "00" is the only international prefix we can assume.
     const internationalised = options.defaultRegion === undefined && /^00[1-9]/.test(digits) && !text.startsWith('+');
-    const input = internationalised ? `+${digits.slice(2)}` : text;
+    const inputDigits = internationalised ? digits.slice(2) : digits;
+    const input = internationalised ? `+${inputDigits}` : text;
     let parsed = parsePhoneNumberFromString(input, parseOptions, MAIN_COUNTRY_METADATA);
-    if (parsed && !countryFree(parsed, input, internationalised ? digits.slice(2) : digits))
+    if (parsed && !countryFree(parsed, input, inputDigits))
       parsed = parsePhoneNumberFromString(input, parseOptions, metadata);
     if (!parsed || !parsed.isPossible()) return INVALID;
     return parsed.number;
