@@ -1,13 +1,14 @@
 // createApp: the gateway's Hono app (middleware order, routes, error mapping), the same on Node and Workers.
 import { Hono } from 'hono';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { requestId } from 'hono/request-id';
 import type { AppEnv } from './app-env.js';
 import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
 import { docsRoutes } from './docs/docs-routes.js';
 import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
-import { requestBodyLimit, type BodyBoundOf } from './middleware/body-limit.js';
+import { requestId } from './middleware/request-id.js';
+import { requestBodyLimit } from './middleware/body-limit.js';
+import type { BodyBoundOf } from './request/request-parts.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
 import { BATCH_ROUTE, batchBodyBytes, contactsBatchRoutes } from './routes/contacts-batch.js';
@@ -28,7 +29,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { logger } = services;
 
-  app.use(requestId({ limitLength: 64 }));
+  app.use(requestId());
   app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
   // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
   app.use(consoleTraversalGuard(services));

@@ -79,6 +79,28 @@ export function problemFor(code: ErrorCode, detail: string, requestId: string): 
   return { type: problemType(code), title, status, detail, requestId };
 }
 
+/** A problem answer's parts, for a door that writes them itself (the search contract's answers). */
+export interface ProblemAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function problemAnswer(
+  code: ErrorCode,
+  detail: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+  extensions: Record<string, string> = {},
+): ProblemAnswer {
+  const body = { ...extensions, ...problemFor(code, detail, requestId) };
+  return {
+    status: body.status,
+    headers: { ...headers, 'content-type': 'application/problem+json', 'x-request-id': requestId },
+    body: JSON.stringify(body),
+  };
+}
+
 export function problemResponse(
   code: ErrorCode,
   detail: string,
@@ -86,31 +108,30 @@ export function problemResponse(
   headers: Record<string, string> = {},
   extensions: Record<string, string> = {},
 ): Response {
-  const body = { ...extensions, ...problemFor(code, detail, requestId) };
-  return new Response(JSON.stringify(body), {
-    status: body.status,
-    headers: { ...headers, 'content-type': 'application/problem+json', 'x-request-id': requestId },
-  });
+  return responseOf(problemAnswer(code, detail, requestId, headers, extensions));
 }
+
+const responseOf = (answer: ProblemAnswer): Response =>
+  new Response(answer.body, { status: answer.status, headers: answer.headers });
 
 const statusToCode = new Map<number, ErrorCode>(
   Object.entries(errorCodes).map(([code, { status }]) => [status, code as ErrorCode]),
 );
 
 /**
- * The answer to an error a request ended with (the app's onError, and the Node search path): a GatewayError as its
+ * The answer to an error a request ended with (the app's onError, and the search contract): a GatewayError as its
  * problem (logged when the gateway or its upstream failed), an HTTPException below 500 by its status, anything else
  * as an internal error, logged with its stack.
  */
-export function errorResponse(err: unknown, requestId: string, logger: Logger): Response {
+export function errorAnswer(err: unknown, requestId: string, logger: Logger): ProblemAnswer {
   if (err instanceof GatewayError) {
     if (err.status >= 500)
       logger.warn({ event: 'request_failed', requestId, code: err.code, reason: err.message }, 'request failed');
-    return problemResponse(err.code, err.message, requestId, err.headers, err.extensions);
+    return problemAnswer(err.code, err.message, requestId, err.headers, err.extensions);
   }
   if (err instanceof HTTPException && err.status < 500) {
     const code = statusToCode.get(err.status) ?? 'bad_request';
-    return problemResponse(code, errorCodes[code].title, requestId, {});
+    return problemAnswer(code, errorCodes[code].title, requestId, {});
   }
   logger.error(
     {
@@ -120,9 +141,14 @@ export function errorResponse(err: unknown, requestId: string, logger: Logger): 
     },
     'unhandled error',
   );
-  return problemResponse(
+  return problemAnswer(
     'internal',
     `An internal error occurred; please contact support and quote request id ${requestId}.`,
     requestId,
   );
+}
+
+/** {@link errorAnswer} as a Fetch API Response (the app's onError). */
+export function errorResponse(err: unknown, requestId: string, logger: Logger): Response {
+  return responseOf(errorAnswer(err, requestId, logger));
 }

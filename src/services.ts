@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import type { LookupCache } from './lookup/lookup-cache.js';
 import type { LookupService } from './lookup/lookup-service.js';
-import { createSearchPath } from './search-path.js';
+import { createLookupChain } from './lookup-chain.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
@@ -20,7 +20,8 @@ import { createConsoleRateLimiter, type ConsoleRateLimiter } from './limits/cons
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from './upstream/http.js';
-import { createClientAuthenticator, type ClientAuthenticator } from './middleware/client-auth.js';
+import { createClientAuthenticator, type ClientAuthenticator } from './auth/client-authenticator.js';
+import { createSearchContract, type SearchContract } from './search/search-contract.js';
 import { clientAddress } from './limits/client-address.js';
 import type { SharedLimiters } from './limits/limit.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -81,6 +82,10 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
   authenticateClient: ClientAuthenticator;
+  /** The caller's address of a request as the limits count it: the peer, or X-Forwarded-For behind trusted proxies. */
+  addressOf: (c: Context) => string | undefined;
+  /** GET /v2/contacts/search, whole: the route and Node's listener are its doors. */
+  search: SearchContract;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
@@ -141,8 +146,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     background,
   });
-  // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/search-path.ts).
-  const { lookup, lookupCache } = createSearchPath(config, runtime, { upstreamTokens, guard, background });
+  // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/lookup-chain.ts).
+  const { lookup, lookupCache } = createLookupChain(config, runtime, { upstreamTokens, guard, background });
   const clients = createClientRegistry(config.clients);
   const loginHasher = createKeyedHasher({
     key: `login-throttle:${config.gatewayTokens.secret}`,
@@ -173,8 +178,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
     logger,
     isRegistered: clients.has,
-    addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
   });
+  const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({
@@ -210,7 +215,20 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     gatewayTokens,
     loginThrottle,
     authenticateClient,
-    normalizer: createNumberNormalizer({ defaultRegion: config.defaultRegion }),
+    normalizer,
+    addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
+    search: createSearchContract({
+      gatewayTokens,
+      authenticateClient,
+      normalizer,
+      lookup,
+      guard,
+      logger,
+      clock,
+      lookupDeadlineMs: config.lookupDeadlineMs,
+      upstreamTimeoutMs: upstream.timeoutMs,
+      trustProxyHops: config.trustProxyHops,
+    }),
     upstreamTokens,
     lookup,
     lookupCache,

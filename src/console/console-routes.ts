@@ -5,10 +5,10 @@ import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../limits/client-address.js';
 import type { RateLimitState } from '../limits/headers.js';
-import { PRIVATE_ANSWER, readWhat } from '../routes/contacts-search.js';
+import { PRIVATE_ANSWER, searchResultOf } from '../search/search-contract.js';
+import { readWhat } from '../search/search-request.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { Services } from '../services.js';
-import { consoleSearchAccounting } from '../guard/search-guard.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { isPhone } from './device.js';
 import { consoleExamples } from './examples.js';
@@ -46,6 +46,14 @@ export type ConsoleServices = Pick<
   Services,
   'config' | 'normalizer' | 'lookup' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'guard' | 'logger' | 'clock'
 >;
+
+/** Each console search counted as the `console` caller with its result (its limits are the console's own). */
+function consoleSearchAccounting(guard: Services['guard'], caller: string): MiddlewareHandler<AppEnv> {
+  return async function consoleSearchAccounting(c, next) {
+    await next();
+    guard.countSearch(caller, searchResultOf(c.res.status, c.get('lookup')?.cache, c.error));
+  };
+}
 
 /** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
 const PROVIDER_WARNING_EVERY_MS = 10 * 60_000;
@@ -90,7 +98,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     routeDocs.consoleSearch,
     consoleSearchAccounting(services.guard, CONSOLE_CALLER.client),
     async (c) => {
-      const e164 = services.normalizer.normalize(readWhat(c));
+      const e164 = services.normalizer.normalize(readWhat(c.req.url));
       const note: LookupNote = { e164 };
       c.set('lookup', note);
       const result = await services.lookup.lookup(e164, CONSOLE_CALLER);

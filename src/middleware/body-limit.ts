@@ -1,21 +1,21 @@
 // Bounds every request body before any route, authentication included: REQUEST_MAX_BODY_BYTES, or a route's
-// own larger bound (the batch search). A body nobody will read is never drained: the answer closes the connection.
+// own larger bound (the batch search), and next to nothing on a route that takes no body (request/request-parts.ts).
+// A body nobody will read is never drained: the answer closes the connection.
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env.js';
 import { problemResponse } from '../errors.js';
-
-/** The bound of a request's body by its path: what the middleware enforces and what Node's `checkContinue` asks. */
-export type BodyBoundOf = (path: string) => number;
+import {
+  declaresUnwantedBody,
+  tooLargeMessage,
+  unwantedBodyAnswer,
+  type BodyBoundOf,
+} from '../request/request-parts.js';
 
 /** A body is declared by Content-Length (non-zero) or by Transfer-Encoding. */
 function declaresBody(headers: { get(name: string): string | null | undefined }): boolean {
   const length = headers.get('content-length');
   return (length != null && length !== '0') || headers.get('transfer-encoding') != null;
-}
-
-export function tooLargeMessage(maxBytes: number): string {
-  return `The request body may hold at most ${maxBytes} bytes.`;
 }
 
 /**
@@ -41,8 +41,13 @@ export function requestBodyLimit(boundOf: BodyBoundOf): MiddlewareHandler<AppEnv
     return limit;
   };
   return async function requestBodyLimit(c, next) {
-    // GET and HEAD carry no body the gateway reads; skipping them keeps the lazy Request of the Node adapter lazy.
-    if (c.req.method === 'GET' || c.req.method === 'HEAD' || !declaresBody(c.req.raw.headers)) return next();
+    const { method } = c.req;
+    if (declaresUnwantedBody(method, c.req.header('content-length'), c.req.header('transfer-encoding'))) {
+      const { status, headers, body } = unwantedBodyAnswer(c.get('requestId'));
+      return new Response(body, { status, headers });
+    }
+    // A route without a body reads none; skipping it keeps the lazy Request of the Node adapter lazy.
+    if (method === 'GET' || method === 'HEAD' || !declaresBody(c.req.raw.headers)) return next();
     const refused = await limitOf(boundOf(c.req.path))(c, next);
     if (refused instanceof Response) return refused;
     if (c.res.status >= 400) c.header('connection', 'close');

@@ -5,13 +5,13 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemFor } from '../errors.js';
-import { searchResultOf } from '../guard/search-guard.js';
+import { searchResultOf } from '../search/search-contract.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import { clientAuth } from '../middleware/client-auth.js';
 import type { RateLimitState } from '../limits/headers.js';
 import type { Services } from '../services.js';
-import { PRIVATE_ANSWER } from './contacts-search.js';
-import { lookupDeadline } from './search-request.js';
+import { PRIVATE_ANSWER } from '../search/search-contract.js';
+import { lookupDeadline } from '../search/search-request.js';
 
 export const BATCH_ROUTE = '/v2/contacts/search/batch';
 
@@ -63,93 +63,98 @@ function itemJson(what: string, e164: string | null, outcome: Outcome, requestId
 }
 
 export function contactsBatchRoutes(
-  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient'>,
+  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'addressOf'>,
 ): Hono<AppEnv> {
   const { config, normalizer, lookup, guard } = services;
   const max = config.batch.maxNumbers;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
   const app = new Hono<AppEnv>();
 
-  app.post(BATCH_ROUTE, routeDocs.batch, clientAuth(services.authenticateClient), async (c: Context<AppEnv>) => {
-    const numbers = readNumbers(await c.req.text(), max);
-    const client = c.get('clientId');
-    if (numbers.length > 0 && !guard.rate.allows(client)) {
-      // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
-      const { state } = guard.rate.take(client);
-      guard.countSearch(client, 'rate_limited');
-      throw new GatewayError(
-        'too_many_requests',
-        `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`,
-        {
-          headers: { ...guard.rate.fields.headers(state), 'retry-after': String(state.resetSeconds) },
-        },
-      );
-    }
-    const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
-    if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
-
-    // The client rate counts each distinct number once (a lookup), as if it were a single search.
-    let rate: RateLimitState | undefined;
-    const lookups = new Map<string, Promise<Outcome>>();
-    const e164s = numbers.map((what): string | GatewayError => {
-      let e164: string;
-      try {
-        e164 = normalizer.normalize(what);
-      } catch (err) {
-        return err instanceof GatewayError
-          ? err
-          : new GatewayError('invalid_number', 'Not a possible telephone number.');
+  app.post(
+    BATCH_ROUTE,
+    routeDocs.batch,
+    clientAuth(services.authenticateClient, services.addressOf),
+    async (c: Context<AppEnv>) => {
+      const numbers = readNumbers(await c.req.text(), max);
+      const client = c.get('clientId');
+      if (numbers.length > 0 && !guard.rate.allows(client)) {
+        // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
+        const { state } = guard.rate.take(client);
+        guard.countSearch(client, 'rate_limited');
+        throw new GatewayError(
+          'too_many_requests',
+          `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`,
+          {
+            headers: { ...guard.rate.fields.headers(state), 'retry-after': String(state.resetSeconds) },
+          },
+        );
       }
-      if (!lookups.has(e164)) {
-        const taken = guard.rate.take(client);
-        rate = taken.state;
-        if (!taken.allowed) {
-          const retryAfter = String(taken.state.resetSeconds);
-          lookups.set(
-            e164,
-            Promise.resolve({
-              failed: new GatewayError(
-                'too_many_requests',
-                `This client made more than ${taken.state.limit} searches this minute; try again in ${retryAfter} s.`,
-                { headers: { 'retry-after': retryAfter } },
-              ),
-            }),
-          );
-        } else {
-          lookups.set(
-            e164,
-            lookup.lookup(e164, { client }, { deadlineMs: deadline.ms }).then(
-              (found): Outcome => ({ found }),
-              (err: unknown): Outcome => ({
-                failed:
-                  err instanceof GatewayError
-                    ? err
-                    : new GatewayError('internal', 'This number could not be looked up; please contact support.'),
-              }),
-            ),
-          );
+      const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
+      if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
+
+      // The client rate counts each distinct number once (a lookup), as if it were a single search.
+      let rate: RateLimitState | undefined;
+      const lookups = new Map<string, Promise<Outcome>>();
+      const e164s = numbers.map((what): string | GatewayError => {
+        let e164: string;
+        try {
+          e164 = normalizer.normalize(what);
+        } catch (err) {
+          return err instanceof GatewayError
+            ? err
+            : new GatewayError('invalid_number', 'Not a possible telephone number.');
         }
-      }
-      return e164;
-    });
-    if (rate !== undefined) Object.assign(headers, guard.rate.fields.headers(rate));
-    // Every lookup settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
-    const outcomes = new Map<string, Outcome>();
-    await Promise.all([...lookups].map(async ([e164, pending]) => outcomes.set(e164, await pending)));
+        if (!lookups.has(e164)) {
+          const taken = guard.rate.take(client);
+          rate = taken.state;
+          if (!taken.allowed) {
+            const retryAfter = String(taken.state.resetSeconds);
+            lookups.set(
+              e164,
+              Promise.resolve({
+                failed: new GatewayError(
+                  'too_many_requests',
+                  `This client made more than ${taken.state.limit} searches this minute; try again in ${retryAfter} s.`,
+                  { headers: { 'retry-after': retryAfter } },
+                ),
+              }),
+            );
+          } else {
+            lookups.set(
+              e164,
+              lookup.lookup(e164, { client }, { deadlineMs: deadline.ms }).then(
+                (found): Outcome => ({ found }),
+                (err: unknown): Outcome => ({
+                  failed:
+                    err instanceof GatewayError
+                      ? err
+                      : new GatewayError('internal', 'This number could not be looked up; please contact support.'),
+                }),
+              ),
+            );
+          }
+        }
+        return e164;
+      });
+      if (rate !== undefined) Object.assign(headers, guard.rate.fields.headers(rate));
+      // Every lookup settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
+      const outcomes = new Map<string, Outcome>();
+      await Promise.all([...lookups].map(async ([e164, pending]) => outcomes.set(e164, await pending)));
 
-    const requestId = c.get('requestId');
-    const items = numbers.map((what, i) => {
-      const e164 = e164s[i]!;
-      if (e164 instanceof GatewayError) return itemJson(what, null, { failed: e164 }, requestId);
-      return itemJson(what, e164, outcomes.get(e164)!, requestId);
-    });
-    for (const outcome of outcomes.values()) {
-      if ('found' in outcome) guard.countSearch(client, outcome.found.cache ?? 'miss');
-      else guard.countSearch(client, searchResultOf(outcome.failed.status, undefined, outcome.failed));
-    }
-    return c.body(`{"results":[${items.join(',')}]}`, 200, headers);
-  });
+      const requestId = c.get('requestId');
+      const items = numbers.map((what, i) => {
+        const e164 = e164s[i]!;
+        if (e164 instanceof GatewayError) return itemJson(what, null, { failed: e164 }, requestId);
+        return itemJson(what, e164, outcomes.get(e164)!, requestId);
+      });
+      for (const outcome of outcomes.values()) {
+        if ('found' in outcome) guard.countSearch(client, outcome.found.cache ?? 'miss');
+        else guard.countSearch(client, searchResultOf(outcome.failed.status, undefined, outcome.failed));
+      }
+      return c.body(`{"results":[${items.join(',')}]}`, 200, headers);
+    },
+  );
 
   return app;
 }

@@ -8,8 +8,9 @@ import { createCallerNameOf } from '../cnam/caller-name.js';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import type { Services } from '../services.js';
-import { PRIVATE_ANSWER, readWhat } from './contacts-search.js';
-import { lookupDeadline } from './search-request.js';
+import { PRIVATE_ANSWER } from '../search/search-contract.js';
+import { readWhat } from '../search/search-request.js';
+import { lookupDeadline } from '../search/search-request.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 
@@ -53,7 +54,10 @@ const SEARCH_RESULT_OF: Partial<Record<CnamResult, SearchResult>> = {
 const TEXT = 'text/plain; charset=utf-8';
 
 export function contactsCnamRoutes(
-  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'logger'>,
+  services: Pick<
+    Services,
+    'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'addressOf' | 'logger'
+  >,
 ): Hono<AppEnv> {
   const { config, normalizer, lookup, guard, logger } = services;
   const { fallback, deadlineMs } = config.cnam;
@@ -72,7 +76,7 @@ export function contactsCnamRoutes(
       return c.body(name, status, headers);
     };
 
-    const auth = await services.authenticateClient(c);
+    const auth = await services.authenticateClient(c.req.header('authorization'), () => services.addressOf(c));
     if ('refused' in auth) {
       // Wrong credentials are the PBX operator's to fix, not a lookup outcome: said by the status too.
       Object.assign(headers, auth.refused.headers);
@@ -94,7 +98,7 @@ export function contactsCnamRoutes(
     let name = fallback;
     try {
       // An impossible number ("anonymous", "unknown", an extension) is refused here, before any upstream call.
-      const e164 = normalizer.normalize(readWhat(c));
+      const e164 = normalizer.normalize(readWhat(c.req.url));
       const note: LookupNote = { e164 };
       c.set('lookup', note);
       const found = await lookup.lookup(e164, { client }, { deadlineMs: deadline.ms });

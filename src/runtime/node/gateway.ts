@@ -4,9 +4,8 @@ import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createSearchHitPath, createSearchPath } from '../../routes/search-hit-path.js';
 import { createNodeDocsAssets } from './docs-assets.js';
-import { withSearchHitPath } from './hit-path.js';
+import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
 import { bodyBoundOf, createApp } from '../../app.js';
 import { systemClock, type Clock } from '../../clock.js';
@@ -30,8 +29,8 @@ import { closeGracefully, type CloseResult } from './shutdown.js';
 import { answerExpectContinue } from './expect-continue.js';
 
 export interface NodeGatewayOptions {
-  /** False: every request goes through the Hono app (tests compare both paths). */
-  hitPath?: boolean;
+  /** False: searches go through the Hono app too, not through Node's own door of the search contract. */
+  searchDoor?: boolean;
   logger?: Logger;
   clock?: Clock;
   http?: UpstreamHttp;
@@ -44,6 +43,8 @@ export interface RunningGateway {
   port: number;
   config: Config;
   services: Services;
+  /** The Hono app the server's listener serves, for calls in process. */
+  app: ReturnType<typeof createApp>;
   server: ServerType;
   demo: DemoSetup | null;
   /** Set when METRICS_PORT serves /metrics on a port of its own. */
@@ -106,7 +107,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     logger,
     telemetry: metrics.telemetry,
     metrics,
-    peerAddress: (c) => getConnInfo(c).remote.address,
+    // Absent where the app is called in process, without a connection (tests).
+    peerAddress: (c) =>
+      (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined,
     requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     // Limits, quotas and the budget hold for every replica sharing this Redis.
     counters: redis
@@ -141,9 +144,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const handler =
-    options.hitPath === false
-      ? listener
-      : withSearchHitPath(listener, createSearchHitPath(services), services.recordRequest, createSearchPath(services));
+    options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest);
   const server = createServer(
     {
       // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
@@ -182,6 +183,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     port,
     config,
     services,
+    app,
     server,
     demo,
     metricsServer,

@@ -1,6 +1,6 @@
 // The hit path's encoded bodies: the UTF-8 bytes Node would write for the string, made once per body, bounded.
 import { describe, expect, it } from 'vitest';
-import { createEncodedBodies } from '../../../src/runtime/node/hit-path.js';
+import { createEncodedBodies } from '../../../src/runtime/node/search-door.js';
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 

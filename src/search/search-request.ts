@@ -1,8 +1,8 @@
-// What a search request asks, read the same way by every search route and the Node hit path: the number (`what`)
-// and how long the caller waits for it (`Prefer: wait`).
-import { tryDecodeURIComponent } from 'hono/utils/url';
+// What a search request asks, read the same way by every search route: the number (`what`) and how long the caller
+// waits for it (`Prefer: wait`).
+import { GatewayError } from '../errors.js';
 
-// The one reader of the `what` query parameter, for the app's routes and the Node hit path alike. It reads a
+// The one reader of the `what` query parameter, for every search route. It reads a
 // query string as Hono's `query()` does (names and values decoded, `+` as a space, a malformed escape left as it
 // is) and also counts every spelling of the name (`what`, `WHAT`, `wh%61t`, a bare `what` without `=`): more than
 // one is ambiguous, because another component could read either value.
@@ -12,6 +12,24 @@ export interface WhatParam {
   count: number;
   /** The value of the first name that decodes to exactly `what` ('' for a bare name); undefined when none does. */
   value: string | undefined;
+}
+
+/**
+ * `decodeURIComponent`, leaving a malformed escape as it is instead of throwing (as Hono's `query()` reads a value):
+ * each run of escapes that decodes is decoded, the rest is kept.
+ */
+export function tryDecodeURIComponent(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
 }
 
 // An E.164 number as clients encode it (`%2B` and digits) decodes to `+` and the digits: read without the decoder.
@@ -41,6 +59,18 @@ export function whatParam(query: string): WhatParam {
     if (name === 'what' && value === undefined) value = eq === -1 ? '' : decode(pair.slice(eq + 1));
   }
   return { count, value };
+}
+
+/**
+ * The single `what` parameter of a request target (origin-form or a whole URL). Any repetition is ambiguous and
+ * refused, however the name is spelled: `wh%61t`, `%77hat`, `WHAT`, or a bare `what` without `=`.
+ */
+export function readWhat(target: string): string | undefined {
+  const start = target.indexOf('?');
+  if (start === -1) return undefined;
+  const { count, value } = whatParam(target.slice(start + 1));
+  if (count > 1) throw new GatewayError('bad_request', 'The query parameter "what" must be given once.');
+  return value;
 }
 
 // `Prefer: wait=N` (RFC 7240): how long a caller is willing to wait for a lookup, and the deadline it sets.

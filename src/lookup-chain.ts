@@ -24,14 +24,14 @@ import { createStoreHealth } from './shared-state/store-health.js';
 import { createSearchClient } from './upstream/search-client.js';
 import type { TokenManager } from './upstream/token-manager.js';
 
-export interface SearchPath {
+export interface LookupChain {
   lookup: LookupService;
   /** The local LRU: purged by the admin route, sized by the metrics. */
   lookupCache: LookupCache;
 }
 
 /** What the runtime gives the search path (a part of services.ts's RuntimeDeps). */
-export interface SearchPathRuntime {
+export interface LookupChainRuntime {
   http: UpstreamHttp;
   clock: Clock;
   logger: Logger;
@@ -41,11 +41,11 @@ export interface SearchPathRuntime {
   syncHmac?: SyncHmac | undefined;
 }
 
-export function createSearchPath(
+export function createLookupChain(
   config: Config,
-  runtime: SearchPathRuntime,
+  runtime: LookupChainRuntime,
   parts: { upstreamTokens: TokenManager; guard: CostGuard; background: RunInBackground },
-): SearchPath {
+): LookupChain {
   const { upstream } = config;
   if (!upstream) throw new Error('no upstream configured');
   const { clock, logger, telemetry } = runtime;
@@ -91,7 +91,7 @@ export function createSearchPath(
 /** The shared tier's options: keys are keyed hashes under a key derived from the signing key, which replicas share. */
 function sharedTier(
   config: Config,
-  runtime: SearchPathRuntime,
+  runtime: LookupChainRuntime,
   tier: LookupTier,
   background: RunInBackground,
 ): SharedTierOptions {

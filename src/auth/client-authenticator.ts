@@ -1,0 +1,78 @@
+// Who a request is for, from its Authorization field: a registered client's gateway token (Bearer), or its id and
+// secret as HTTP Basic credentials (a dialplan cannot log in first). A refusal is a GatewayError to answer with.
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { BASIC, type BasicCredentials } from './basic-credentials.js';
+import { bearerToken, isBearerScheme, type GatewayTokens } from './gateway-tokens.js';
+import { logLoginFailed } from './login-failure.js';
+
+export type ClientAuthResult = { clientId: string } | { refused: GatewayError };
+
+/**
+ * Decides who a request is for; never throws. `authorization` is the whole field as the Fetch API reads it (repeated
+ * fields joined with ", "); `addressOf` gives the caller's address the failed-login throttle counts, when asked.
+ */
+export type ClientAuthenticator = (
+  authorization: string | undefined,
+  addressOf: () => string | undefined,
+) => Promise<ClientAuthResult>;
+
+export interface ClientAuthOptions {
+  tokens: GatewayTokens;
+  basic: BasicCredentials;
+  /** Failed Basic logins are logged as failed form logins are. */
+  logger: Logger;
+  isRegistered: (clientId: string) => boolean;
+}
+
+/** Both schemes are offered: a client without credentials learns it may use either. */
+export const CLIENT_CHALLENGE = 'Bearer realm="callerid-gateway", Basic realm="callerid-gateway", charset="UTF-8"';
+
+export const BEARER_REALM = 'Bearer realm="callerid-gateway"';
+
+export const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): ClientAuthResult => ({
+  refused: new GatewayError('unauthorized', detail, { headers: { 'www-authenticate': challenge } }),
+});
+
+/** The client of a Bearer header; the verification itself is cached by `tokens`. */
+export async function verifyBearer(tokens: GatewayTokens, header: string): Promise<ClientAuthResult> {
+  const token = bearerToken(header);
+  const verified = token === undefined ? null : await tokens.verify(token);
+  if (verified) return { clientId: verified.clientId };
+  return unauthorized('The access token is missing, invalid or expired.', `${BEARER_REALM}, error="invalid_token"`);
+}
+
+/**
+ * The client of a gateway token verified before and not expired, synchronously; undefined when the header needs the
+ * full check. `Bearer <token>` as clients send it is looked up as it is: only verified (well-formed) tokens are known.
+ */
+export function knownBearerClient(tokens: GatewayTokens, header: string | undefined, now?: number): string | undefined {
+  if (header === undefined) return undefined;
+  const token = header.startsWith('Bearer ') ? header.slice(7) : bearerToken(header);
+  return token === undefined ? undefined : tokens.peek(token, now)?.clientId;
+}
+
+export function createClientAuthenticator(options: ClientAuthOptions): ClientAuthenticator {
+  const { tokens, basic } = options;
+  return async function authenticate(header, addressOf) {
+    if (!header)
+      return unauthorized(
+        'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',
+      );
+    if (isBearerScheme(header)) return verifyBearer(tokens, header);
+    const encoded = BASIC.exec(header);
+    if (!encoded) return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
+    const verdict = await basic.verify(encoded[1]!, addressOf());
+    if ('clientId' in verdict) return verdict;
+    if (verdict.refused === 'throttled') {
+      const seconds = String(verdict.retryAfterSeconds);
+      return {
+        refused: new GatewayError('too_many_requests', `Too many failed logins; try again in ${seconds} s.`, {
+          headers: verdict.headers,
+        }),
+      };
+    }
+    logLoginFailed(options.logger, options.isRegistered, verdict.claimedId, 'basic');
+    return unauthorized('Unknown client or wrong secret.');
+  };
+}
