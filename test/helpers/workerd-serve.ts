@@ -1,0 +1,71 @@
+// Runs the Worker build as workerd itself serves it (`workerd serve`, no wrangler proxy in front): the bundle
+// `wrangler deploy --dry-run` makes, with text bindings, on a loopback port, reaching only local addresses.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './free-port.js';
+import { rawRequest } from './raw-http.js';
+
+const run = promisify(execFile);
+const WORKERD = 'node_modules/workerd/bin/workerd';
+
+function capnpConfig(port: number, bindings: Record<string, string>): string {
+  const text = Object.entries(bindings)
+    .map(([name, value]) => `    (name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)}),`)
+    .join('\n');
+  return `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .gateway), (name = "loopback", network = (allow = ["local"])) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const gateway :Workerd.Worker = (
+  modules = [ (name = "main.js", esModule = embed "main.js") ],
+  compatibilityDate = "2026-04-01",
+  compatibilityFlags = ["nodejs_compat"],
+  bindings = [
+${text}
+  ],
+  globalOutbound = "loopback",
+);
+`;
+}
+
+export interface WorkerdServe {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Bundles the Worker, starts workerd with `bindings` and waits until /healthz answers. */
+export async function startWorkerdServe(bindings: Record<string, string>): Promise<WorkerdServe> {
+  const dir = await mkdtemp(join(tmpdir(), 'callerid-workerd-'));
+  let workerd: ChildProcess | undefined;
+  const close = async () => {
+    workerd?.kill('SIGTERM');
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await run('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', dir], {
+      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+      timeout: 120_000,
+    });
+    const port = await freePort();
+    await writeFile(join(dir, 'gateway.capnp'), capnpConfig(port, bindings));
+    workerd = spawn(join(process.cwd(), WORKERD), ['serve', 'gateway.capnp'], { cwd: dir, stdio: 'ignore' });
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        if ((await rawRequest(url, 'GET /healthz HTTP/1.1\r\nHost: x', 1000)).status === 200) break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    return { url, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,342 @@
+// One table of search requests, every spelling an adversary tries, sent to each door of the search contract: Node's
+// server over a real socket (its own door), the app in process (the Hono route), and the Worker in workerd (workerd
+// serve, the Hono route). The answers are identical but for the request id a gateway makes up, `Date`, `Age`, the
+// times derived from the clock (`ttl` in Cache-Status, `t` in RateLimit) and the connection's own fields.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
+import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
+import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
+import { captureLogger, type CapturedLog } from '../helpers/recorders.js';
+import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
+import { wranglerPresent } from '../helpers/wrangler-dev.js';
+import { startWorkerdServe, type WorkerdServe } from '../helpers/workerd-serve.js';
+
+const RATE = 40;
+const WORKERD = 'the Worker in workerd';
+const SEARCH = '/v2/contacts/search';
+const q = (what: string) => `${SEARCH}?what=${encodeURIComponent(what)}`;
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+interface Row {
+  name: string;
+  method?: string;
+  target: string;
+  /** Header lines as written; `Host: localhost` is added unless a row writes its own. */
+  headers: (token: string) => string[];
+  body?: string;
+  /** Run on the simulator before the row is sent to every door, and after. */
+  before?: (sim: SimulatorServer) => void;
+  after?: (sim: SimulatorServer) => void;
+  /** Sent this many times to each door; the last answers are compared. */
+  times?: number;
+  /** What every door must answer. */
+  status: number;
+  /** The client whose token the row sends; default crm. */
+  client?: 'crm' | 'pbx';
+  /**
+   * Requests workerd refuses itself, with a bare 500 before any Worker code runs (a malformed or repeated Host, an
+   * absolute-form target): that door only shows the gateway never saw them. Cloudflare's edge refuses them too.
+   */
+  refusedByWorkerd?: true;
+}
+
+const bearer = (token: string) => `Authorization: Bearer ${token}`;
+const id = (value: string) => `X-Request-Id: ${value}`;
+
+const ROWS: Row[] = [
+  { name: 'a miss', target: q('020 7946 0002'), headers: (t) => [bearer(t), id('row-miss')], status: 200 },
+  { name: 'a hit', target: q('020 7946 0002'), headers: (t) => [bearer(t), id('row-hit')], status: 200 },
+  { name: 'a hit by another spelling', target: q('+44 20 7946 0002'), headers: (t) => [bearer(t)], status: 200 },
+  { name: 'no Authorization', target: q('020 7946 0002'), headers: () => [id('row-noauth')], status: 401 },
+  {
+    name: 'the scheme in lower case',
+    target: q('020 7946 0002'),
+    headers: (t) => [`Authorization: bearer ${t}`],
+    status: 200,
+  },
+  {
+    name: 'the field name in upper case',
+    target: q('020 7946 0002'),
+    headers: (t) => [`AUTHORIZATION: Bearer ${t}`],
+    status: 200,
+  },
+  {
+    name: 'two Authorization fields: a valid Bearer, then Basic',
+    target: q('020 7946 0003'),
+    headers: (t) => [bearer(t), `Authorization: ${basic('crm', CLIENTS.crm)}`],
+    status: 401,
+  },
+  {
+    name: 'two Authorization fields: Basic, then a valid Bearer',
+    target: q('020 7946 0003'),
+    headers: (t) => [`Authorization: ${basic('crm', CLIENTS.crm)}`, bearer(t)],
+    status: 401,
+  },
+  { name: 'a Bearer token not ours', target: q('020 7946 0002'), headers: () => [bearer('abc.def.ghi')], status: 401 },
+  {
+    name: 'Basic credentials of a registered client',
+    target: q('020 7946 0002'),
+    headers: () => [`Authorization: ${basic('crm', CLIENTS.crm)}`],
+    status: 200,
+  },
+  {
+    name: 'Basic credentials with a wrong secret',
+    target: q('020 7946 0002'),
+    headers: () => [`Authorization: ${basic('crm', 'wrong-secret-0123456789')}`],
+    status: 401,
+  },
+  {
+    name: 'Host: a b',
+    target: q('020 7946 0002'),
+    headers: (t) => ['Host: a b', bearer(t), id('row-host')],
+    status: 400,
+    refusedByWorkerd: true,
+  },
+  {
+    name: 'two Host fields',
+    target: q('020 7946 0002'),
+    headers: (t) => ['Host: localhost', 'Host: example.com', bearer(t)],
+    status: 400,
+    refusedByWorkerd: true,
+  },
+  {
+    name: 'an absolute-form target',
+    target: `http://localhost${q('020 7946 0002')}`,
+    headers: (t) => [bearer(t)],
+    status: 200,
+    // Another client: the one whose rate the other rows count never sees it, on any door.
+    client: 'pbx',
+    refusedByWorkerd: true,
+  },
+  { name: 'what twice', target: `${q('020 7946 0002')}&what=1`, headers: (t) => [bearer(t)], status: 400 },
+  { name: 'WHAT and what', target: `${q('020 7946 0002')}&WHAT=1`, headers: (t) => [bearer(t)], status: 400 },
+  {
+    name: 'what spelled wh%61t',
+    target: q('020 7946 0002').replace('what', 'wh%61t'),
+    headers: (t) => [bearer(t)],
+    status: 200,
+  },
+  { name: 'no what', target: SEARCH, headers: (t) => [bearer(t), id('row-nowhat')], status: 400 },
+  { name: 'not a possible number', target: q('12'), headers: (t) => [bearer(t)], status: 400 },
+  { name: 'HEAD', method: 'HEAD', target: q('020 7946 0002'), headers: (t) => [bearer(t)], status: 200 },
+  { name: 'OPTIONS', method: 'OPTIONS', target: q('020 7946 0002'), headers: (t) => [bearer(t)], status: 405 },
+  {
+    name: 'a request id of 65 characters',
+    target: q('020 7946 0002'),
+    headers: (t) => [bearer(t), id('r'.repeat(65))],
+    status: 200,
+  },
+  {
+    name: 'a request id with an encoded CR LF',
+    target: q('020 7946 0002'),
+    headers: (t) => [bearer(t), id('abc%0D%0AX-Injected:%201')],
+    status: 200,
+  },
+  {
+    name: 'a small body on GET',
+    target: q('020 7946 0002'),
+    headers: (t) => [bearer(t), 'Content-Type: text/plain', 'Content-Length: 5'],
+    body: 'hello',
+    status: 200,
+  },
+  {
+    name: 'a gigabyte declared on GET, without a token',
+    target: q('020 7946 0002'),
+    headers: () => ['Content-Length: 1073741824'],
+    status: 413,
+  },
+  {
+    name: 'a chunked body on GET',
+    target: q('020 7946 0002'),
+    headers: (t) => [bearer(t), 'Transfer-Encoding: chunked'],
+    status: 413,
+  },
+  {
+    name: 'Prefer: wait=2 on a miss',
+    target: q('0161 496 0001'),
+    headers: (t) => [bearer(t), 'Prefer: wait=2'],
+    status: 200,
+  },
+  {
+    name: 'an upstream error',
+    target: q('020 7946 0004'),
+    headers: (t) => [bearer(t), id('row-502')],
+    before: (sim) => sim.controls.setFaults({ errorRate: 1 }),
+    after: (sim) => sim.controls.setFaults({ errorRate: 0 }),
+    status: 502,
+  },
+  {
+    name: "the caller's wait passes while the upstream is slow",
+    target: q('020 7946 0005'),
+    headers: (t) => [bearer(t), 'Prefer: wait=0.2', id('row-504')],
+    before: (sim) => sim.controls.setFaults({ latencyMs: 700 }),
+    after: (sim) => sim.controls.setFaults({ latencyMs: 0 }),
+    status: 504,
+  },
+  {
+    name: 'the upstream rate limits',
+    target: q('020 7946 0006'),
+    headers: (t) => [bearer(t), id('row-503')],
+    before: (sim) => sim.controls.setFaults({ rateLimitRate: 1, rateLimitRetryAfter: '1' }),
+    after: (sim) => sim.controls.setFaults({ rateLimitRate: 0, rateLimitRetryAfter: null }),
+    status: 503,
+  },
+  {
+    name: 'over the client rate',
+    target: q('020 7946 0002'),
+    headers: (t) => [bearer(t), id('row-429')],
+    times: RATE,
+    status: 429,
+  },
+];
+
+/** The parts of an answer every door must give alike. */
+function comparable(res: RawResponse, generatedId: boolean) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (['date', 'age', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) continue;
+    if (name === 'x-request-id' && generatedId) continue;
+    headers[name] = name === 'retry-after' ? 'N' : value.replace(/ttl=-?\d+/, 'ttl=N').replace(/;t=\d+/g, ';t=N');
+  }
+  let body: unknown = res.body;
+  if (res.headers['content-type']?.includes('json') && res.body !== '') {
+    const parsed = JSON.parse(res.body) as Record<string, unknown>;
+    if (generatedId) delete parsed.requestId;
+    if (typeof parsed.detail === 'string') parsed.detail = parsed.detail.replace(/in \d+ s\b/, 'in N s');
+    body = parsed;
+  }
+  return { status: res.status, headers, body };
+}
+
+const hasGoodId = (lines: string[]) => lines.some((l) => /^X-Request-Id: [\w=-]{1,64}$/.test(l));
+
+interface Door {
+  name: string;
+  send(row: Row, token: string): Promise<RawResponse>;
+}
+
+/** A door over a real socket: the request as written. */
+const socketDoor = (name: string, base: string): Door => ({
+  name,
+  send(row, token) {
+    const lines = row.headers(token);
+    const host = lines.some((l) => /^host:/i.test(l)) ? [] : ['Host: localhost'];
+    const method = row.method ?? 'GET';
+    return rawExchange(base, [`${method} ${row.target} HTTP/1.1`, ...host, ...lines], row.body, method === 'HEAD');
+  },
+});
+
+/**
+ * The app in process: the same fields as a Fetch API request (repeated ones joined), no socket. A Fetch API request
+ * cannot carry a body on GET: its fields say what the body would be.
+ */
+const inProcessDoor = (gateway: RunningGateway): Door => ({
+  name: 'the app in process',
+  async send(row, token) {
+    const headers = new Headers();
+    for (const line of row.headers(token)) {
+      const colon = line.indexOf(':');
+      headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
+    }
+    if (!headers.has('host')) headers.set('host', 'localhost');
+    const url = row.target.startsWith('http') ? row.target : `http://localhost${row.target}`;
+    const res = await gateway.app.fetch(new Request(url, { method: row.method ?? 'GET', headers }));
+    const out: Record<string, string> = {};
+    res.headers.forEach((value, name) => (out[name] = value));
+    const body = await res.text();
+    if (out['content-length'] === undefined && row.method !== 'HEAD')
+      out['content-length'] = String(Buffer.byteLength(body));
+    return { status: res.status, headers: out, body };
+  },
+});
+
+function requestLines(logs: CapturedLog[]) {
+  return logs
+    .filter((l) => l.fields.event === 'request' && l.fields.route === SEARCH)
+    .map(({ level, fields: { method, route, status, clientId, cache, numberHash } }) => ({
+      level,
+      line: { method, route, status, clientId, cache, numberHash },
+    }));
+}
+
+async function searchCounts(gateway: RunningGateway): Promise<string[]> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith('callerid_gateway_http_requests_total{') && l.includes(SEARCH));
+}
+
+describe('the search answers alike on every door', () => {
+  let simulator: SimulatorServer;
+  let socket: RunningGateway;
+  let inProcess: RunningGateway;
+  let worker: WorkerdServe | undefined;
+  const logs = { socket: captureLogger(), inProcess: captureLogger() };
+  const tokens = { crm: '', pbx: '' };
+  const doors: Door[] = [];
+
+  beforeAll(async () => {
+    simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
+    const env = {
+      ...(await stackEnv(simulator.url)),
+      CLIENT_RATE_PER_MINUTE: String(RATE),
+      UPSTREAM_TIMEOUT_MS: '1500',
+      // One key for every door, so the number's hash in their log lines is the same.
+      LOG_HASH_KEY: 'parity-log-hash-key-0123456789abcdef',
+    };
+    socket = await startNodeGateway(env, { logger: logs.socket });
+    inProcess = await startNodeGateway(env, { logger: logs.inProcess });
+    doors.push(socketDoor("Node's server", socket.url), inProcessDoor(inProcess));
+    if (wranglerPresent()) {
+      const vars = Object.entries(env).filter(([name, value]) => !['PORT', 'HOST'].includes(name) && value);
+      worker = await startWorkerdServe({
+        ...(Object.fromEntries(vars) as Record<string, string>),
+        LOG_LEVEL: 'silent',
+      });
+      doors.push(socketDoor(WORKERD, worker.url));
+    }
+    // One token for every door: they share the signing key and the registered clients.
+    tokens.crm = await loginAt(socket.url, 'crm', CLIENTS.crm);
+    tokens.pbx = await loginAt(socket.url, 'pbx', CLIENTS.pbx);
+  }, 150_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await socket?.close();
+    await inProcess?.close();
+    await simulator?.close();
+  });
+
+  it.each(ROWS.map((row) => [row.name, row] as const))('%s', { timeout: 60_000 }, async (_name, row) => {
+    const token = tokens[row.client ?? 'crm'];
+    const generatedId = !hasGoodId(row.headers(token));
+    const gatewayDoors = doors.filter((d) => !(row.refusedByWorkerd && d.name === WORKERD));
+    row.before?.(simulator);
+    const answers: RawResponse[] = [];
+    try {
+      for (const door of doors) {
+        let res: RawResponse | undefined;
+        for (let i = 0; i < (row.times ?? 1); i++) res = await door.send(row, token);
+        if (gatewayDoors.includes(door)) answers.push(res!);
+        // workerd's own refusal: no request id, so no gateway code answered it.
+        else expect([res!.status, res!.headers['x-request-id']], door.name).toEqual([500, undefined]);
+      }
+    } finally {
+      row.after?.(simulator);
+    }
+    for (const [i, res] of answers.entries()) {
+      expect(res.status, gatewayDoors[i]!.name).toBe(row.status);
+      expect(res.headers['x-request-id'], gatewayDoors[i]!.name).toMatch(/^[\w=-]{1,64}$/);
+      if (row.method === 'HEAD') expect(res.body, gatewayDoors[i]!.name).toBe('');
+    }
+    const [first, ...rest] = answers.map((a) => comparable(a, generatedId));
+    for (const [i, other] of rest.entries()) expect(other, gatewayDoors[i + 1]!.name).toEqual(first);
+    // Node's door writes the same log line as the app's access log, the number only as its keyed hash.
+    expect(requestLines(logs.socket.lines)).toEqual(requestLines(logs.inProcess.lines));
+  });
+
+  it('counts every search alike, refusals included', async () => {
+    const counts = await searchCounts(socket);
+    expect(counts.some((l) => l.includes('status="400"'))).toBe(true);
+    expect(counts.some((l) => l.includes('status="413"'))).toBe(true);
+    expect(counts).toEqual(await searchCounts(inProcess));
+  });
+});
