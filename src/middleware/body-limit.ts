@@ -4,18 +4,12 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env.js';
 import { problemResponse } from '../errors.js';
-
-/** The bound of a request's body by its path: what the middleware enforces and what Node's `checkContinue` asks. */
-export type BodyBoundOf = (path: string) => number;
+import { tooLargeMessage, type BodyBoundOf } from '../limits/body-bound.js';
 
 /** A body is declared by Content-Length (non-zero) or by Transfer-Encoding. */
 function declaresBody(headers: { get(name: string): string | null | undefined }): boolean {
   const length = headers.get('content-length');
   return (length != null && length !== '0') || headers.get('transfer-encoding') != null;
-}
-
-export function tooLargeMessage(maxBytes: number): string {
-  return `The request body may hold at most ${maxBytes} bytes.`;
 }
 
 /**

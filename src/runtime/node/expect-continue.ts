@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { problemFor } from '../../errors.js';
-import { tooLargeMessage, type BodyBoundOf } from '../../middleware/body-limit.js';
+import { tooLargeMessage, type BodyBoundOf } from '../../limits/body-bound.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
