@@ -48,7 +48,7 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
-  // For PBXs and CRMs (README "For PBXs"): the caller name as plain text, and many numbers in one request.
+  // For PBXs and CRMs (docs/pbx.md): the caller name as plain text, and many numbers in one request.
   app.route('/', contactsCnamRoutes(services));
   app.route('/', contactsBatchRoutes(services));
   app.route('/', adminCacheRoutes(services));
