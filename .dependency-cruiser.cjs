@@ -1,5 +1,17 @@
-// The layer rules of src/ (docs/architecture.md, "Layers"): no cycle between files or folders, the core never
-// imports a runtime adapter, and the adapters of different runtimes never import each other.
+// The layer rules of src/ (docs/architecture.md, "Layers"): no cycle, types flow down, the runtime adapters serve
+// the app without knowing its routes, the domain knows no web framework, and the runtimes never import each other.
+
+/** The runtime-neutral folders below the routes: what a search, a login or a lookup decides. */
+const DOMAIN = 'lookup|guard|limits|upstream|auth|cnam|phone|search|request';
+/** The ports the domain writes to (shared state, telemetry, logs). */
+const PORTS = 'shared-state|observability';
+/** The layer that speaks HTTP through Hono: routes, the console, the docs, the middleware. */
+const HTTP_LAYER = '^src/(routes|console|docs|middleware)/';
+/** The files at the root of src/ that sit below everything: settings, errors, time. */
+const BASE_FILES = '^src/(config|errors|clock)\\.ts$';
+/** Hono itself, resolved (node_modules/hono/...) or not (a fixture without node_modules). */
+const HONO = ['(^|/)node_modules/(hono|@hono/[^/]+)/', '^(hono|@hono/[^/]+)(/|$)'];
+
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
   {
@@ -34,8 +46,39 @@ const forbidden = [
   {
     name: 'core-no-runtime-packages',
     severity: 'error',
+    comment: 'ioredis, undici, pino and swagger-ui-dist are what a runtime provides: only src/runtime/ imports them.',
     from: { path: '^src/', pathNot: '^src/(runtime|simulator)/' },
-    to: { path: 'node_modules/(ioredis|undici|pino|swagger-ui-dist)/' },
+    to: { path: '(^|/)node_modules/(ioredis|undici|pino|swagger-ui-dist)/' },
+  },
+  {
+    name: 'runtime-below-the-app',
+    severity: 'error',
+    comment:
+      "A runtime adapter serves the app (app.ts, services.ts) without knowing its parts: no routes/, console/, docs/, middleware/, nor app-env.ts (the app's Hono variables). A type both need moves down to the domain or its ports.",
+    from: { path: '^src/runtime/' },
+    to: { path: [HTTP_LAYER, '^src/app-env\\.ts$'] },
+  },
+  {
+    name: 'domain-without-hono',
+    severity: 'error',
+    comment: `The domain and its ports (${DOMAIN}|${PORTS}) are runtime- and framework-neutral: no hono, hono/*, @hono/*, nor app-env.ts. The app passes them what they need from Hono.`,
+    from: { path: `^src/(${DOMAIN}|${PORTS})/` },
+    to: { path: [...HONO, '^src/app-env\\.ts$'] },
+  },
+  {
+    name: 'domain-below-routes',
+    severity: 'error',
+    comment:
+      'Types flow down: the domain and its ports never import the routes, the console, the docs, the middleware or the app (app.ts, services.ts and the other files at the root of src/ but config.ts, errors.ts and clock.ts).',
+    from: { path: `^src/(${DOMAIN}|${PORTS})/` },
+    to: { path: [HTTP_LAYER, '^src/[^/]+$'], pathNot: [BASE_FILES, '^src/app-env\\.ts$'] },
+  },
+  {
+    name: 'ports-below-domain',
+    severity: 'error',
+    comment: 'The ports (shared-state/, observability/) sit below the domain that uses them: they import none of it.',
+    from: { path: `^src/(${PORTS})/` },
+    to: { path: `^src/(${DOMAIN})/` },
   },
   {
     name: 'redis-alone',
@@ -52,17 +95,19 @@ const forbidden = [
     to: { path: '^src/runtime/(node|redis)/' },
   },
   {
-    name: 'node-composes-redis-only-at-its-root',
-    severity: 'error',
-    comment: 'Only the Node composition root (node/gateway.ts) builds Redis adapters; no Node adapter imports Workers.',
-    from: { path: '^src/runtime/node/', pathNot: '^src/runtime/node/gateway\\.ts$' },
-    to: { path: '^src/runtime/(redis|workers)/' },
-  },
-  {
     name: 'node-not-workers',
     severity: 'error',
+    comment: 'The Node adapters know nothing of Workers.',
     from: { path: '^src/runtime/node/' },
     to: { path: '^src/runtime/workers/' },
+  },
+  {
+    name: 'node-composes-redis-only-at-its-root',
+    severity: 'error',
+    comment:
+      'The one exception to "the runtimes never import each other": the Node composition root (runtime/node/gateway.ts) builds the Redis adapters when REDIS_URL is set. No other Node adapter imports runtime/redis/.',
+    from: { path: '^src/runtime/node/', pathNot: '^src/runtime/node/gateway\\.ts$' },
+    to: { path: '^src/runtime/redis/' },
   },
   {
     name: 'simulator-stands-alone',
@@ -77,7 +122,9 @@ module.exports = {
   forbidden,
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '\\.d\\.ts$' },
+    // Only the ambient declarations of src/ are left out: the packages' own .d.ts files are what a type-first
+    // `exports` map resolves to, and leaving them out would hide the imports of hono, ioredis or pino.
+    exclude: { path: '^src/.*\\.d\\.ts$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -17,7 +17,11 @@ import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { tokenLoginRoutes } from './routes/token-login.js';
+import type { GatewayMetrics } from './observability/metrics.js';
 import type { Services } from './services.js';
+
+/** The gateway's app, as its runtime's door (Node's listener, the Worker's fetch) holds it. */
+export type GatewayApp = Hono<AppEnv>;
 
 /** Every route's body bound: REQUEST_MAX_BODY_BYTES, the batch search's own (larger) one. */
 export function bodyBoundOf(config: Services['config']): BodyBoundOf {
@@ -44,7 +48,7 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.route('/', tokenLoginRoutes(services));
   app.route('/', contactsSearchRoutes(services));
-  // For PBXs and CRMs (README "For PBXs"): the caller name as plain text, and many numbers in one request.
+  // For PBXs and CRMs (docs/pbx.md): the caller name as plain text, and many numbers in one request.
   app.route('/', contactsCnamRoutes(services));
   app.route('/', contactsBatchRoutes(services));
   app.route('/', adminCacheRoutes(services));
@@ -68,5 +72,13 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.onError((err, c) => errorResponse(err, c.get('requestId') ?? crypto.randomUUID(), logger));
 
+  return app;
+}
+
+/** The app of the separate metrics port (METRICS_PORT, Node): GET /metrics and nothing else. */
+export function createMetricsApp(metrics: GatewayMetrics, token: string | undefined): GatewayApp {
+  const app = new Hono<AppEnv>();
+  app.route('/', metricsRoutes({ metrics, token }));
+  app.notFound(() => problemResponse('not_found', 'Only /metrics is served on this port.', crypto.randomUUID()));
   return app;
 }

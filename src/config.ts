@@ -240,7 +240,7 @@ const schema = z.object({
   LOGIN_FAILURES_PER_CLIENT: int(1, 10_000, 5),
   LOGIN_FAILURES_PER_ADDRESS: int(1, 100_000, 20),
   LOGIN_FAILURE_WINDOW_SECONDS: int(1, 86_400, 900),
-  // While the phone rings (README "For PBXs"): deadlines, the plain-text caller name, batches.
+  // While the phone rings (docs/pbx.md): deadlines, the plain-text caller name, batches.
   LOOKUP_DEADLINE_MS: optionalInt(0, 60_000),
   CNAM_DEADLINE_MS: int(0, 60_000, 1000),
   CNAM_MAX_LENGTH: int(1, 255, 15),

@@ -6,10 +6,11 @@ import { createLookupChain } from './lookup-chain.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
+import { hs256Jwt } from './hs256-jwt.js';
 import { createLoginThrottle, type LoginThrottle } from './limits/login-throttle.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { DocsAssets } from './docs/docs-routes.js';
+import type { DocsAssets } from './docs-assets.js';
 import type { Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
@@ -155,6 +156,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     memoSize: 10_000,
   });
   const gatewayTokens = await createGatewayTokens({
+    jwt: hs256Jwt,
     isRegistered: clients.has,
     secret: config.gatewayTokens.secret,
     previousSecrets: config.gatewayTokens.previousSecrets,

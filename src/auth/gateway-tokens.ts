@@ -1,7 +1,5 @@
 // Stateless gateway tokens: HS256 JWTs with a key id, so replicas and Workers verify them without shared
 // state and keys can rotate. Verified tokens are remembered until they expire, keeping crypto off the hit path.
-import { decodeHeader, sign, verify } from 'hono/utils/jwt/jwt';
-import type { HonoJsonWebKey } from 'hono/utils/jwt/jws';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { sha256Hex } from './client-registry.js';
@@ -42,7 +40,27 @@ export interface GatewayTokens {
   peek(token: string, now?: number): VerifiedToken | undefined;
 }
 
+/** An HS256 signing key as a JSON Web Key (RFC 7517): the secret in `k`, and the key id tokens name it by. */
+export interface Hs256Key extends JsonWebKey {
+  kid: string;
+}
+
+export type TokenClaims = Record<string, unknown>;
+
+/**
+ * HS256 JSON Web Tokens (RFC 7519). The app passes Hono's JWT helpers (`src/hs256-jwt.ts`): the tokens' rules are
+ * here, the signing is the library's, and auth/ imports no web framework.
+ */
+export interface Hs256Jwt {
+  sign(claims: TokenClaims, key: Hs256Key): Promise<string>;
+  /** The claims of a token signed with `key` and issued by `issuer`; throws for any other. Time claims are not checked. */
+  verify(token: string, key: Hs256Key, issuer: string): Promise<TokenClaims>;
+  /** The key id the token's header names; throws when the token has no JWT header. */
+  keyId(token: string): string | undefined;
+}
+
 export interface GatewayTokenOptions {
+  jwt: Hs256Jwt;
   secret: string;
   /** Earlier signing secrets still accepted for verification during a rotation. */
   previousSecrets?: string[];
@@ -85,15 +103,16 @@ function base64url(text: string): string {
   return btoa(bin).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
-async function keyFor(secret: string): Promise<HonoJsonWebKey & { kid: string }> {
+async function keyFor(secret: string): Promise<Hs256Key> {
   // The key id is derived from the key, so every replica configured alike agrees on it.
   const kid = (await sha256Hex(`kid:${secret}`)).slice(0, 16);
   return { kty: 'oct', k: base64url(secret), alg: 'HS256', kid };
 }
 
 export async function createGatewayTokens(options: GatewayTokenOptions): Promise<GatewayTokens> {
+  const { jwt } = options;
   const signingKey = await keyFor(options.secret);
-  const verifyKeys = new Map<string, HonoJsonWebKey>();
+  const verifyKeys = new Map<string, Hs256Key>();
   for (const secret of [options.secret, ...(options.previousSecrets ?? [])]) {
     const key = await keyFor(secret);
     verifyKeys.set(key.kid, key);
@@ -107,11 +126,11 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   async function verifySignature(token: string): Promise<VerifiedToken | null> {
     if (!isCanonicalToken(token)) return null;
     try {
-      const kid = decodeHeader(token).kid;
+      const kid = jwt.keyId(token);
       const key = kid === undefined ? undefined : verifyKeys.get(kid);
       if (!key) return null;
       // Time claims are checked below against the injected clock, not the library's.
-      const payload = await verify(token, key, { alg: 'HS256', iss: ISSUER, exp: false, nbf: false, iat: false });
+      const payload = await jwt.verify(token, key, ISSUER);
       if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || payload.scope !== GATEWAY_SCOPE)
         return null;
       return { clientId: payload.sub, expiresAt: payload.exp * 1000 };
@@ -123,7 +142,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   return {
     async issue(clientId) {
       const now = Math.floor(clock() / 1000);
-      const accessToken = await sign(
+      const accessToken = await jwt.sign(
         {
           iss: ISSUER,
           sub: clientId,
@@ -133,7 +152,6 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
           jti: crypto.randomUUID(),
         },
         signingKey,
-        'HS256',
       );
       return { accessToken, expiresInSeconds: options.ttlSeconds };
     },

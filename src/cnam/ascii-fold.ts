@@ -1,4 +1,4 @@
-// Folds a display name to the ASCII a PBX can show (README "CNAM rules"): letters NFKD cannot take apart are
+// Folds a display name to the ASCII a PBX can show (docs/pbx.md, "CNAM rules"): letters NFKD cannot take apart are
 // spelled out (ß→ss, Ø→O, Æ→AE, Þ→TH, ...), accents dropped, Greek and Cyrillic transliterated, everything
 // else (other scripts, symbols) dropped; only characters safe in a SIP display name and a dialplan remain.
 

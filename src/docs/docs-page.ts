@@ -7,10 +7,6 @@ export const DOCS_PATH = '/docs';
 export const DOCS_ASSETS_PATH = '/docs/assets';
 export const OPENAPI_PATH = '/openapi.json';
 
-/** Swagger UI's own files, served from the swagger-ui-dist package by the runtime (see DocsAssets). */
-export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
-export type SwaggerUiFile = (typeof SWAGGER_UI_FILES)[number];
-
 export const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",

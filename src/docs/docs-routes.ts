@@ -5,6 +5,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { openAPIRouteHandler } from 'hono-openapi';
 import type { AppEnv } from '../app-env.js';
 import type { Config } from '../config.js';
+import { SWAGGER_UI_FILES, type DocsAssets } from '../docs-assets.js';
 import { PROBLEMS_PAGE_PATH, problemResponse } from '../errors.js';
 import {
   DOCS_ASSETS_PATH,
@@ -15,15 +16,8 @@ import {
   OPENAPI_PATH,
   renderDocsPage,
   renderProblemsPage,
-  SWAGGER_UI_FILES,
-  type SwaggerUiFile,
 } from './docs-page.js';
 import { openApiOptions } from './openapi-document.js';
-
-/** Swagger UI's files, read by the runtime from the swagger-ui-dist package (Node); absent where it cannot (Workers). */
-export interface DocsAssets {
-  get(file: SwaggerUiFile): Promise<{ body: string; contentType: string }>;
-}
 
 export interface DocsServices {
   config: Pick<Config, 'docs' | 'upstreamBody'>;

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 component schemas (JSON Schema 2020-12) of the gateway's answers, referenced by the route
-// descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi-responses.test.ts).
+// descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi.test.ts).
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { Config } from '../config.js';
 

@@ -1,4 +1,4 @@
-// The cost guard's Prometheus metrics (README "Cost control"): searches and upstream calls per caller,
+// The cost guard's Prometheus metrics (docs/cost-control.md): searches and upstream calls per caller,
 // quota refusals, the breaker, cooldowns, and the day's quota and budget use. `client` is a registered id or
 // `console` only: the guard checks it against GATEWAY_CLIENTS before reporting.
 import { Counter, Gauge, type Registry } from 'prom-client';

@@ -1,4 +1,4 @@
-// POST /v2/contacts/search/batch {"numbers": [...]}: many searches in one request for CRMs (README "Batch").
+// POST /v2/contacts/search/batch {"numbers": [...]}: many searches in one request for CRMs (docs/pbx.md).
 // Each distinct number goes through the same cache, coalescing, rate, quota and concurrency bound as a single
 // search; spellings of one number are looked up once; one deadline bounds the whole batch.
 import { Hono, type Context } from 'hono';

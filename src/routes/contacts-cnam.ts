@@ -1,4 +1,4 @@
-// GET /v2/contacts/cnam?what=: the caller's name as plain ASCII text for PBX dialplans (README "For PBXs").
+// GET /v2/contacts/cnam?what=: the caller's name as plain ASCII text for PBX dialplans (docs/pbx.md).
 // A lookup that yields no name is still a 200 with CNAM_FALLBACK, and `CNAM-Result` says why; only
 // credentials that are wrong (401) or throttled (429) get another status, also with the fallback as body.
 import { Hono } from 'hono';
@@ -14,7 +14,7 @@ import { lookupDeadline } from '../search/search-request.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 
-/** The closed set of `CNAM-Result` values (README "CNAM rules"). */
+/** The closed set of `CNAM-Result` values (docs/pbx.md, "CNAM rules"). */
 export type CnamResult =
   | 'listed'
   | 'no-listing'

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createClientRegistry, sha256Hex } from '../../src/auth/client-registry.js';
 import { createGatewayTokens } from '../../src/auth/gateway-tokens.js';
+import { hs256Jwt } from '../../src/hs256-jwt.js';
 
 const SECRET = 'k'.repeat(32);
 const OTHER = 'o'.repeat(32);
@@ -13,7 +14,7 @@ function fakeClock(start = 1_700_000_000_000) {
 describe('gateway tokens', () => {
   it('issues a token that verifies to its client until it expires', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
     const { accessToken, expiresInSeconds } = await tokens.issue('crm');
     expect(expiresInSeconds).toBe(60);
     expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
@@ -25,8 +26,8 @@ describe('gateway tokens', () => {
 
   it('rejects a token signed with another key, tampered with, or not a JWT', async () => {
     const t = fakeClock();
-    const ours = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
-    const theirs = await createGatewayTokens({ secret: OTHER, ttlSeconds: 60, clock: t.clock });
+    const ours = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const theirs = await createGatewayTokens({ jwt: hs256Jwt, secret: OTHER, ttlSeconds: 60, clock: t.clock });
     const foreign = (await theirs.issue('crm')).accessToken;
     expect(await ours.verify(foreign)).toBeNull();
     const token = (await ours.issue('crm')).accessToken;
@@ -41,9 +42,10 @@ describe('gateway tokens', () => {
 
   it('carries a key id and accepts tokens of a previous key during rotation', async () => {
     const t = fakeClock();
-    const old = await createGatewayTokens({ secret: OTHER, ttlSeconds: 60, clock: t.clock });
+    const old = await createGatewayTokens({ jwt: hs256Jwt, secret: OTHER, ttlSeconds: 60, clock: t.clock });
     const oldToken = (await old.issue('crm')).accessToken;
     const rotated = await createGatewayTokens({
+      jwt: hs256Jwt,
       secret: SECRET,
       previousSecrets: [OTHER],
       ttlSeconds: 60,
@@ -63,6 +65,7 @@ describe('gateway tokens: registration and spelling', () => {
     const t = fakeClock();
     const registered = new Set(['crm']);
     const tokens = await createGatewayTokens({
+      jwt: hs256Jwt,
       secret: SECRET,
       ttlSeconds: 60,
       clock: t.clock,
@@ -78,7 +81,7 @@ describe('gateway tokens: registration and spelling', () => {
 
   it('peeks each of several tokens as itself, a copy of one too, and stops at its expiry', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
     const crm = (await tokens.issue('crm')).accessToken;
     const pbx = (await tokens.issue('pbx')).accessToken;
     const unverified = (await tokens.issue('desk')).accessToken;
@@ -101,7 +104,7 @@ describe('gateway tokens: registration and spelling', () => {
 
   it('refuses padded and non-canonical base64url in any part of the token', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
     const { accessToken } = await tokens.issue('crm');
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const last = alphabet.indexOf(accessToken.at(-1)!);

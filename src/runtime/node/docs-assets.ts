@@ -3,8 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { DocsAssets } from '../../docs/docs-routes.js';
-import type { SwaggerUiFile } from '../../docs/docs-page.js';
+import type { DocsAssets, SwaggerUiFile } from '../../docs-assets.js';
 
 const CONTENT_TYPES: Record<SwaggerUiFile, string> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',

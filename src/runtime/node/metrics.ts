@@ -1,12 +1,9 @@
 // Node's metrics: a registry of the gateway's own with Node's default process metrics added (those fail
 // in workerd, so only here), and the optional separate metrics port (METRICS_PORT).
 import { serve, type ServerType } from '@hono/node-server';
-import { Hono } from 'hono';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { AppEnv } from '../../app-env.js';
-import { problemResponse } from '../../errors.js';
+import { createMetricsApp } from '../../app.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
-import { metricsRoutes } from '../../routes/metrics.js';
 
 export function createNodeMetrics(): GatewayMetrics {
   const registry = new Registry();
@@ -33,9 +30,7 @@ export function startMetricsServer(
   metrics: GatewayMetrics,
   options: { port: number; host: string; token: string | undefined },
 ): Promise<MetricsServer> {
-  const app = new Hono<AppEnv>();
-  app.route('/', metricsRoutes({ metrics, token: options.token }));
-  app.notFound(() => problemResponse('not_found', 'Only /metrics is served on this port.', crypto.randomUUID()));
+  const app = createMetricsApp(metrics, options.token);
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) =>
       resolve({ port: info.port, server }),

@@ -2,9 +2,7 @@
 // the shared state of docs/workers.md: the upstream token and the counters in Durable Objects, the
 // lookup tier in the Cache API, background work through ctx.waitUntil, metrics to Analytics Engine.
 import { createHmac } from 'node:crypto';
-import type { Hono } from 'hono';
-import type { AppEnv } from '../../app-env.js';
-import { createApp } from '../../app.js';
+import { createApp, type GatewayApp } from '../../app.js';
 import { systemClock } from '../../clock.js';
 import { ConfigError } from '../../config.js';
 import { problemResponse } from '../../errors.js';
@@ -26,7 +24,7 @@ export { UpstreamTokenObject } from './durable-objects/upstream-token.js';
 export { CounterObject } from './durable-objects/counter.js';
 
 export interface WorkerGateway {
-  app: Hono<AppEnv>;
+  app: GatewayApp;
   services: Services;
   /** Serves one request; work it starts in the background is kept alive with `ctx.waitUntil`. */
   fetch(request: Request, ctx: ExecutionContext): Promise<Response>;
