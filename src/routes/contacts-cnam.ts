@@ -10,6 +10,7 @@ import type { SearchResult } from '../observability/telemetry.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER, readWhat } from './contacts-search.js';
 import { lookupDeadline } from './search-request.js';
+import { UPSTREAM_BODY } from '../upstream/listing.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 
@@ -59,8 +60,8 @@ export function contactsCnamRoutes(
   const { fallback, deadlineMs } = config.cnam;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? deadlineMs;
   const callerNameOf = createCallerNameOf({
-    resultsPath: config.upstreamBody.resultsPath,
-    displayNamePath: config.cnam.displayNamePath,
+    resultsPath: UPSTREAM_BODY.resultsPath,
+    displayNamePath: UPSTREAM_BODY.displayNamePath,
     maxLength: config.cnam.maxLength,
   });
   const app = new Hono<AppEnv>();
