@@ -64,6 +64,9 @@ export interface SettingsReader<T extends SettingsTable> {
 
 export function settingsReader<T extends SettingsTable>(table: T): SettingsReader<T> {
   const entries = entriesOf(table);
+  // Two entries under one name would silently read one value twice: a mistake in the table, caught at load.
+  const twice = entries.map((e) => e.setting.env).find((name, i, names) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw new Error(`the settings table names ${twice} twice`);
   const schema = z.object(Object.fromEntries(entries.map((e) => [e.setting.env, e.setting.parser])));
   return {
     names: entries.map((e) => e.setting.env),
