@@ -5,6 +5,7 @@ import { ConfigError, parseConfig, RESERVED_CLIENT_IDS, RETIRED_SETTINGS, SETTIN
 import { CONSOLE_CALLER } from '../src/console/console-routes.js';
 import { CONSOLE_CLIENT } from '../src/guard/cost-guard.js';
 import { UNNAMED_CALLER } from '../src/lookup/lookup-cache.js';
+import { readWorkerSettings } from '../src/runtime/workers/settings.js';
 
 const full = {
   UPSTREAM_AUTH_URL: 'https://auth.example.test/',
@@ -334,7 +335,35 @@ describe('names the gateway no longer reads', () => {
     expect(parseConfig({ ...full, CONSOLE_RATE_KEY_PREFIX: '' }).upstream).not.toBeNull();
   });
 
+  it('stops the Worker the same way, from its bindings', () => {
+    expect(() => readWorkerSettings({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0' })).toThrow(
+      new ConfigError(
+        'CACHE_SHARED_FILL_WAIT_MS',
+        "is no longer read: a miss waits up to UPSTREAM_TIMEOUT_MS for another replica's fill",
+      ),
+    );
+  });
+
   it('never retires a name that is still read', () => {
     expect(Object.keys(RETIRED_SETTINGS).filter((name) => SETTING_NAMES.includes(name))).toEqual([]);
+  });
+});
+
+describe("the Worker's own settings", () => {
+  it('reads them from the same kind of table, with their defaults', () => {
+    const w = readWorkerSettings(full);
+    expect([w.durableObjectTimeoutMs, w.lookupCacheHost, w.lookupCacheApi]).toEqual([1000, undefined, true]);
+    expect(w.config.redis.timeoutMs).toBe(1000);
+    const set = readWorkerSettings({ ...full, LOOKUP_CACHE_API: 'off', LOOKUP_CACHE_HOST: 'gw.example.com' });
+    expect([set.lookupCacheApi, set.lookupCacheHost]).toEqual([false, 'gw.example.com']);
+  });
+
+  it('names every wrong one at once, one line each', () => {
+    expect(() => readWorkerSettings({ ...full, DURABLE_OBJECT_TIMEOUT_MS: '10', LOOKUP_CACHE_API: 'maybe' })).toThrow(
+      [
+        'configuration error: DURABLE_OBJECT_TIMEOUT_MS: must be a whole number from 50 to 30000',
+        'configuration error: LOOKUP_CACHE_API: must be one of on, off',
+      ].join('\n'),
+    );
   });
 });
