@@ -1,32 +1,24 @@
-// Configuration: the environment names of docs/configuration.md, validated once at start-up into a typed object.
+// Configuration: the settings of docs/configuration.md in one table (environment name, parser with its default,
+// place in the Config object), validated once at start-up into a typed object, plus the checks across settings.
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/min';
 import * as z from 'zod/mini';
+import {
+  configErrorOf,
+  flag,
+  int,
+  oneOf,
+  optionalInt,
+  optionalText,
+  setting,
+  settingsReader,
+  text,
+  textOr,
+  type ConfigProblem,
+  type EnvSource,
+  type SettingValues,
+} from './settings-table.js';
 
-export type EnvSource = Record<string, string | undefined>;
-
-export interface ConfigProblem {
-  variable: string;
-  problem: string;
-}
-
-/** Every wrong setting found at once, one line each, so a newcomer fixes them in one go. */
-export class ConfigError extends Error {
-  /** The first wrong variable. */
-  readonly variable: string;
-  readonly problems: ConfigProblem[];
-  constructor(variable: string, problem: string, more: ConfigProblem[] = []) {
-    const problems = [{ variable, problem }, ...more];
-    super(problems.map((p) => `configuration error: ${p.variable}: ${p.problem}`).join('\n'));
-    this.name = 'ConfigError';
-    this.variable = variable;
-    this.problems = problems;
-  }
-}
-
-function configErrorOf(problems: ConfigProblem[]): ConfigError {
-  const [first, ...more] = problems;
-  return new ConfigError(first!.variable, first!.problem, more);
-}
+export { ConfigError, type ConfigProblem, type EnvSource } from './settings-table.js';
 
 /**
  * Caller ids the gateway uses for itself: `console` (the web console's searches, its quota and metrics label) and
@@ -34,29 +26,8 @@ function configErrorOf(problems: ConfigProblem[]): ConfigError {
  */
 export const RESERVED_CLIENT_IDS: readonly string[] = ['console', 'gateway'];
 
-const UPSTREAM_VARS = [
-  'UPSTREAM_AUTH_URL',
-  'UPSTREAM_BASE_URL',
-  'UPSTREAM_CLIENT_ID',
-  'UPSTREAM_CLIENT_SECRET',
-] as const;
-
-// zod/mini: the same validation as zod's classic API, but tree-shakable, so the Worker bundle carries only the
-// checks used here (the classic API alone was over half of the Worker's bundle).
-
-/** Trimmed text (`z.trim()` overwrites the value before the checks after it). */
-const text = (...checks: z.core.$ZodCheck<string>[]) => z.string().check(z.trim(), ...checks);
-
-// One message for every way a number can be wrong: it says what is allowed.
-const wholeNumber = (min: number, max: number) => {
-  const allowed = `must be a whole number from ${min} to ${max}`;
-  return z.pipe(
-    z.pipe(text(z.regex(/^\d+$/, allowed)), z.transform(Number)),
-    z.int().check(z.gte(min, allowed), z.lte(max, allowed)),
-  );
-};
-
-const int = (min: number, max: number, fallback: number) => z._default(wholeNumber(min, max), fallback);
+/** The console's daily upstream quota when CLIENT_UPSTREAM_QUOTAS has no `console:N` entry. */
+export const CONSOLE_QUOTA_PER_DAY = 1000;
 
 const httpUrl = z.pipe(
   text(
@@ -64,11 +35,6 @@ const httpUrl = z.pipe(
     z.refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL'),
   ),
   z.transform((v) => v.replace(/\/+$/, '')),
-);
-
-const optionalText = z.pipe(
-  z.optional(text()),
-  z.transform((v) => (v ? v : undefined)),
 );
 
 const commaList = (v: string | undefined): string[] =>
@@ -138,17 +104,11 @@ const hostPortList = z.pipe(
   }),
 );
 
-/** Unset means "no limit". */
-const optionalInt = (min: number, max: number) => z.optional(wholeNumber(min, max));
-
 const secretKey = z
   .string()
   .check(z.refine((v) => new TextEncoder().encode(v).length >= 32, 'must be at least 32 bytes'));
 
-/** Trimmed, non-empty text with a default. */
-const textOr = (fallback: string) => z._default(text(z.minLength(1)), fallback);
-
-const KEY_PREFIX = text(z.regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -'));
+const keyPrefix = text(z.regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : . _ -'));
 
 /** Empty means unset. */
 const optionalSecret = z.pipe(
@@ -156,105 +116,199 @@ const optionalSecret = z.pipe(
   z.transform((v) => (v ? v : undefined)),
 );
 
-const schema = z.object({
-  PORT: int(0, 65535, 8080),
-  HOST: textOr('0.0.0.0'),
-  UPSTREAM_AUTH_URL: z.optional(httpUrl),
-  UPSTREAM_BASE_URL: z.optional(httpUrl),
-  UPSTREAM_CLIENT_ID: optionalText,
-  UPSTREAM_CLIENT_SECRET: optionalText,
-  UPSTREAM_TIMEOUT_MS: int(50, 60_000, 3000),
-  UPSTREAM_TOKEN_EXPIRES_IN_UNIT: z._default(z.enum(['seconds', 'milliseconds']), 'seconds'),
-  UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS: int(0, 86_400, 300),
-  UPSTREAM_MAX_BODY_BYTES: int(1024, 256 * 1024 ** 2, 1024 ** 2),
-  GATEWAY_TOKEN_SECRET: z.optional(secretKey),
-  GATEWAY_TOKEN_PREVIOUS_SECRETS: z.pipe(idList, z.array(secretKey)),
-  GATEWAY_CLIENTS: clientList,
-  GATEWAY_TOKEN_TTL_SECONDS: int(60, 31_536_000, 90_000),
-  GATEWAY_ADMIN_CLIENTS: idList,
-  DEFAULT_REGION: z.optional(
+const region = z.optional(
+  z.pipe(
+    text(
+      z.toUpperCase(),
+      z.refine((v) => isSupportedCountry(v), 'must be an ISO 3166-1 alpha-2 region known to libphonenumber, e.g. CH'),
+    ),
+    z.transform((v) => v as CountryCode),
+  ),
+);
+
+/** What counted limits do while their shared store is down: count per process, allow all, or refuse (503). */
+const storeErrorMode = oneOf(['memory', 'open', 'closed'], 'memory');
+
+/** Every setting, in the shape of {@link Config}; the comments say what the code does with a value. */
+const SETTINGS = {
+  port: setting('PORT', int(0, 65535, 8080)),
+  host: setting('HOST', textOr('0.0.0.0')),
+  /** The upstream's addresses and credentials: all four, or none (demo mode, Node only). */
+  upstream: {
+    authUrl: setting('UPSTREAM_AUTH_URL', z.optional(httpUrl)),
+    baseUrl: setting('UPSTREAM_BASE_URL', z.optional(httpUrl)),
+    clientId: setting('UPSTREAM_CLIENT_ID', optionalText),
+    clientSecret: setting('UPSTREAM_CLIENT_SECRET', optionalText),
+    /**
+     * One bound for a whole upstream lookup (token wait, search, the retry after a 401), hence also the longest a
+     * caller waits (the default and the ceiling of `Prefer: wait`) and a miss waits for another replica's fill.
+     */
+    timeoutMs: setting('UPSTREAM_TIMEOUT_MS', int(50, 60_000, 3000)),
+    expiresInUnit: setting('UPSTREAM_TOKEN_EXPIRES_IN_UNIT', oneOf(['seconds', 'milliseconds'], 'seconds')),
+    refreshAheadSeconds: setting('UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS', int(0, 86_400, 300)),
+    /** A bigger search or token answer is a 502, and is not read past this many bytes. */
+    maxBodyBytes: setting('UPSTREAM_MAX_BODY_BYTES', int(1024, 256 * 1024 ** 2, 1024 ** 2)),
+  },
+  gatewayTokens: {
+    /** Undefined only in demo mode before the runtime fills it in. */
+    secret: setting('GATEWAY_TOKEN_SECRET', z.optional(secretKey)),
+    previousSecrets: setting('GATEWAY_TOKEN_PREVIOUS_SECRETS', z.pipe(idList, z.array(secretKey))),
+    ttlSeconds: setting('GATEWAY_TOKEN_TTL_SECONDS', int(60, 31_536_000, 90_000)),
+  },
+  /** Client id to lowercase hex SHA-256 of its secret. */
+  clients: setting('GATEWAY_CLIENTS', clientList),
+  adminClients: setting(
+    'GATEWAY_ADMIN_CLIENTS',
     z.pipe(
-      text(
-        z.toUpperCase(),
-        z.refine((v) => isSupportedCountry(v), 'must be an ISO 3166-1 alpha-2 region known to libphonenumber, e.g. CH'),
-      ),
-      z.transform((v) => v as CountryCode),
+      idList,
+      z.transform((ids) => new Set(ids)),
     ),
   ),
-  CONSOLE_PROVIDER: optionalText,
-  CONSOLE_RATE_PER_ADDRESS: int(1, 1_000_000, 10),
-  CONSOLE_RATE_TOTAL: int(1, 10_000_000, 300),
-  CONSOLE_RATE_WINDOW_SECONDS: int(1, 86_400, 60),
-  CONSOLE_RATE_ON_STORE_ERROR: z._default(z.enum(['memory', 'open', 'closed']), 'memory'),
-  CONSOLE_RATE_KEY_PREFIX: z._default(KEY_PREFIX, 'callerid:console-rl'),
-  RATELIMIT_HEADERS: z._default(z.enum(['draft-11', 'draft-6', 'both']), 'draft-11'),
-  UPSTREAM_RESULTS_PATH: textOr('results'),
-  UPSTREAM_PROVIDER_PATH: textOr('provider.id'),
-  UPSTREAM_TOTAL_PATH: textOr('total'),
-  UPSTREAM_PROVIDER_NAME_PATH: textOr('provider.name'),
-  REDIS_URL: z.pipe(
-    z.optional(text(z.refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://'))),
-    z.transform((v) => (v ? v : undefined)),
-  ),
-  REDIS_SENTINELS: hostPortList,
-  REDIS_SENTINEL_MASTER: optionalText,
-  REDIS_SENTINEL_USERNAME: optionalText,
-  REDIS_SENTINEL_PASSWORD: optionalText,
-  REDIS_CLUSTER_NODES: hostPortList,
-  REDIS_USERNAME: optionalText,
-  REDIS_PASSWORD: optionalText,
-  REDIS_TLS: z._default(z.enum(['true', 'false']), 'false'),
-  REDIS_TLS_CA_FILE: optionalText,
-  REDIS_KEY_PREFIX: z._default(KEY_PREFIX, 'callerid'),
-  REDIS_TIMEOUT_MS: int(10, 10_000, 250),
-  CLIENT_RATE_PER_MINUTE: int(1, 10_000_000, 600),
-  CLIENT_UPSTREAM_QUOTA_PER_DAY: optionalInt(0, 1_000_000_000),
-  CLIENT_UPSTREAM_QUOTAS: quotaList,
-  CONSOLE_UPSTREAM_QUOTA_PER_DAY: int(0, 1_000_000_000, 1000),
-  UPSTREAM_BUDGET_PER_DAY: optionalInt(0, 1_000_000_000),
-  UPSTREAM_MAX_CONCURRENCY: int(1, 10_000, 32),
-  UPSTREAM_MAX_QUEUE: int(0, 100_000, 256),
-  UPSTREAM_COOLDOWN_SECONDS: int(1, 86_400, 30),
-  UPSTREAM_COOLDOWN_MAX_SECONDS: int(1, 86_400, 3600),
-  UPSTREAM_BREAKER_FAILURES: int(1, 1_000, 5),
-  UPSTREAM_BREAKER_OPEN_SECONDS: int(1, 3_600, 10),
-  QUOTA_ON_STORE_ERROR: z._default(z.enum(['memory', 'open', 'closed']), 'memory'),
-  TRUST_PROXY_HOPS: int(0, 10, 0),
-  CACHE_MAX_BYTES: int(1024, 16 * 1024 ** 3, 64 * 1024 ** 2),
-  CACHE_TTL_SECONDS: int(0, 31_536_000, 86_400),
-  CACHE_NEGATIVE_TTL_SECONDS: int(0, 31_536_000, 3_600),
-  CACHE_STALE_WHILE_REVALIDATE_SECONDS: int(0, 86_400, 300),
-  CACHE_STALE_IF_ERROR_SECONDS: int(0, 31_536_000, 86_400),
-  // -1 stands for "not set": UPSTREAM_TIMEOUT_MS then (resolved below).
-  CACHE_SHARED_FILL_WAIT_MS: int(0, 60_000, -1),
-  CACHE_SHARED_MAX_ENTRY_BYTES: int(1024, 64 * 1024 ** 2, 256 * 1024),
-  LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
-  LOG_HASH_KEY: optionalSecret,
-  METRICS_TOKEN: optionalSecret,
-  METRICS_PORT: int(0, 65535, 0),
-  SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
-  REQUEST_MAX_BODY_BYTES: int(256, 1024 ** 2, 4096),
-  HTTP_HEADERS_TIMEOUT_SECONDS: int(1, 600, 10),
-  HTTP_REQUEST_TIMEOUT_SECONDS: int(1, 3600, 30),
-  HTTP_MAX_CONNECTIONS: int(1, 1_000_000, 10_000),
-  LOGIN_FAILURES_PER_CLIENT: int(1, 10_000, 5),
-  LOGIN_FAILURES_PER_ADDRESS: int(1, 100_000, 20),
-  LOGIN_FAILURE_WINDOW_SECONDS: int(1, 86_400, 900),
-  // While the phone rings (docs/pbx.md): deadlines, the plain-text caller name, batches.
-  LOOKUP_DEADLINE_MS: optionalInt(0, 60_000),
-  CNAM_DEADLINE_MS: int(0, 60_000, 1000),
-  CNAM_MAX_LENGTH: int(1, 255, 15),
-  CNAM_FALLBACK: z._default(
-    z.string().check(z.refine((v) => /^[\x20-\x7e]{0,64}$/.test(v), 'must be at most 64 printable ASCII characters')),
-    '',
-  ),
-  UPSTREAM_DISPLAY_NAME_PATH: textOr('displayName'),
-  BATCH_MAX_NUMBERS: int(1, 1000, 100),
-  DOCS_ENABLED: z._default(z.enum(['true', 'false']), 'true'),
-});
+  defaultRegion: setting('DEFAULT_REGION', region),
+  console: {
+    provider: setting('CONSOLE_PROVIDER', optionalText),
+    rate: {
+      perAddress: setting('CONSOLE_RATE_PER_ADDRESS', int(1, 1_000_000, 10)),
+      total: setting('CONSOLE_RATE_TOTAL', int(1, 10_000_000, 300)),
+      windowSeconds: setting('CONSOLE_RATE_WINDOW_SECONDS', int(1, 86_400, 60)),
+    },
+  },
+  rateLimitHeaders: setting('RATELIMIT_HEADERS', oneOf(['draft-11', 'draft-6', 'both'], 'draft-11')),
+  /** Shared state in Redis; `connection` is resolved into one {@link RedisConnection} (or null) after reading. */
+  redis: {
+    connection: {
+      url: setting(
+        'REDIS_URL',
+        z.pipe(
+          z.optional(text(z.refine((v) => !v || /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://'))),
+          z.transform((v) => (v ? v : undefined)),
+        ),
+      ),
+      sentinels: setting('REDIS_SENTINELS', hostPortList),
+      sentinelMaster: setting('REDIS_SENTINEL_MASTER', optionalText),
+      sentinelUsername: setting('REDIS_SENTINEL_USERNAME', optionalText),
+      sentinelPassword: setting('REDIS_SENTINEL_PASSWORD', optionalText),
+      clusterNodes: setting('REDIS_CLUSTER_NODES', hostPortList),
+      username: setting('REDIS_USERNAME', optionalText),
+      password: setting('REDIS_PASSWORD', optionalText),
+      tls: setting('REDIS_TLS', flag('true', 'false', false)),
+      tlsCaFile: setting('REDIS_TLS_CA_FILE', optionalText),
+    },
+    /** Prefix of every key, so several deployments can share one Redis. */
+    keyPrefix: setting('REDIS_KEY_PREFIX', z._default(keyPrefix, 'callerid')),
+    timeoutMs: setting('REDIS_TIMEOUT_MS', int(10, 10_000, 250)),
+  },
+  /** The cost guard (docs/cost-control.md). */
+  guard: {
+    /** Authenticated searches per registered client per minute, every answer counting. */
+    ratePerMinute: setting('CLIENT_RATE_PER_MINUTE', int(1, 10_000_000, 600)),
+    /** Upstream calls per registered client per UTC day, unless `quotas` names it. */
+    quotaPerDay: setting('CLIENT_UPSTREAM_QUOTA_PER_DAY', optionalInt(0, 1_000_000_000)),
+    /** Per-caller daily quotas; the console always has one ({@link CONSOLE_QUOTA_PER_DAY} unless named). */
+    quotas: setting(
+      'CLIENT_UPSTREAM_QUOTAS',
+      z.pipe(
+        quotaList,
+        z.transform((q) => new Map([['console', CONSOLE_QUOTA_PER_DAY], ...q])),
+      ),
+    ),
+    /** Upstream calls per UTC day for all callers together, the console included. */
+    budgetPerDay: setting('UPSTREAM_BUDGET_PER_DAY', optionalInt(0, 1_000_000_000)),
+    maxConcurrency: setting('UPSTREAM_MAX_CONCURRENCY', int(1, 10_000, 32)),
+    maxQueue: setting('UPSTREAM_MAX_QUEUE', int(0, 100_000, 256)),
+    cooldownSeconds: setting('UPSTREAM_COOLDOWN_SECONDS', int(1, 86_400, 30)),
+    /** The longest pause an upstream Retry-After may impose; longer, non-finite or unreadable values are capped. */
+    cooldownMaxSeconds: setting('UPSTREAM_COOLDOWN_MAX_SECONDS', int(1, 86_400, 3600)),
+    breakerFailures: setting('UPSTREAM_BREAKER_FAILURES', int(1, 1_000, 5)),
+    breakerOpenSeconds: setting('UPSTREAM_BREAKER_OPEN_SECONDS', int(1, 3_600, 10)),
+    /** The console's rate limits, the quotas and the budget while the counter store is down (one failure, one mode). */
+    onStoreError: setting('LIMITS_ON_STORE_ERROR', storeErrorMode),
+  },
+  trustProxyHops: setting('TRUST_PROXY_HOPS', int(0, 10, 0)),
+  cache: {
+    maxBytes: setting('CACHE_MAX_BYTES', int(1024, 16 * 1024 ** 3, 64 * 1024 ** 2)),
+    ttlSeconds: setting('CACHE_TTL_SECONDS', int(0, 31_536_000, 86_400)),
+    negativeTtlSeconds: setting('CACHE_NEGATIVE_TTL_SECONDS', int(0, 31_536_000, 3_600)),
+    staleWhileRevalidateSeconds: setting('CACHE_STALE_WHILE_REVALIDATE_SECONDS', int(0, 86_400, 300)),
+    staleIfErrorSeconds: setting('CACHE_STALE_IF_ERROR_SECONDS', int(0, 31_536_000, 86_400)),
+  },
+  sharedCache: {
+    /** Larger answers are kept per process only, never written to the shared tier. */
+    maxEntryBytes: setting('CACHE_SHARED_MAX_ENTRY_BYTES', int(1024, 64 * 1024 ** 2, 256 * 1024)),
+  },
+  log: {
+    level: setting('LOG_LEVEL', oneOf(['debug', 'info', 'warn', 'error', 'silent'], 'info')),
+    hashKey: setting('LOG_HASH_KEY', optionalSecret),
+  },
+  metrics: {
+    token: setting('METRICS_TOKEN', optionalSecret),
+    port: setting('METRICS_PORT', int(0, 65535, 0)),
+  },
+  shutdownTimeoutSeconds: setting('SHUTDOWN_TIMEOUT_SECONDS', int(0, 600, 10)),
+  /** Bounds an outsider can push against (docs/security.md). */
+  http: {
+    maxBodyBytes: setting('REQUEST_MAX_BODY_BYTES', int(256, 1024 ** 2, 4096)),
+    headersTimeoutSeconds: setting('HTTP_HEADERS_TIMEOUT_SECONDS', int(1, 600, 10)),
+    requestTimeoutSeconds: setting('HTTP_REQUEST_TIMEOUT_SECONDS', int(1, 3600, 30)),
+    maxConnections: setting('HTTP_MAX_CONNECTIONS', int(1, 1_000_000, 10_000)),
+  },
+  login: {
+    failuresPerClient: setting('LOGIN_FAILURES_PER_CLIENT', int(1, 10_000, 5)),
+    failuresPerAddress: setting('LOGIN_FAILURES_PER_ADDRESS', int(1, 100_000, 20)),
+    failureWindowSeconds: setting('LOGIN_FAILURE_WINDOW_SECONDS', int(1, 86_400, 900)),
+  },
+  // While the phone rings (docs/pbx.md): the CNAM route's deadline, the plain-text caller name, batches.
+  cnam: {
+    /** A ringing phone's wait, not the upstream's: shorter than UPSTREAM_TIMEOUT_MS by default. */
+    deadlineMs: setting('CNAM_DEADLINE_MS', int(0, 60_000, 1000)),
+    maxLength: setting('CNAM_MAX_LENGTH', int(1, 255, 15)),
+    fallback: setting(
+      'CNAM_FALLBACK',
+      z._default(
+        z
+          .string()
+          .check(z.refine((v) => /^[\x20-\x7e]{0,64}$/.test(v), 'must be at most 64 printable ASCII characters')),
+        '',
+      ),
+    ),
+  },
+  batch: { maxNumbers: setting('BATCH_MAX_NUMBERS', int(1, 1000, 100)) },
+  docs: { enabled: setting('DOCS_ENABLED', flag('true', 'false', true)) },
+};
+
+const settings = settingsReader(SETTINGS);
+
+/** Every variable the configuration reads. */
+export const SETTING_NAMES: readonly string[] = settings.names;
 
 /**
- * The validated configuration, typed from the schema through the mapping in {@link parseConfig}: one source, no
+ * Names the gateway no longer reads, each with where its job went. One of them set stops the start with that line:
+ * silently ignoring it would change the deployment's behaviour without a word.
+ */
+export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
+  CONSOLE_RATE_KEY_PREFIX: "is no longer read: the console limits' keys sit under REDIS_KEY_PREFIX",
+  CONSOLE_UPSTREAM_QUOTA_PER_DAY: `is no longer read: give the console's quota as console:N in CLIENT_UPSTREAM_QUOTAS (default ${CONSOLE_QUOTA_PER_DAY})`,
+  CONSOLE_RATE_ON_STORE_ERROR: 'is no longer read: use LIMITS_ON_STORE_ERROR (the console limits, quotas and budget)',
+  QUOTA_ON_STORE_ERROR: 'is no longer read: use LIMITS_ON_STORE_ERROR (the console limits, quotas and budget)',
+  ...Object.fromEntries(
+    [
+      'UPSTREAM_RESULTS_PATH',
+      'UPSTREAM_PROVIDER_PATH',
+      'UPSTREAM_TOTAL_PATH',
+      'UPSTREAM_PROVIDER_NAME_PATH',
+      'UPSTREAM_DISPLAY_NAME_PATH',
+    ].map((name) => [
+      name,
+      "is no longer read: the gateway reads the upstream's one search body at fixed places (docs/configuration.md)",
+    ]),
+  ),
+  LOOKUP_DEADLINE_MS:
+    'is no longer read: a search waits up to UPSTREAM_TIMEOUT_MS unless its caller sends Prefer: wait=N',
+  CACHE_SHARED_FILL_WAIT_MS: "is no longer read: a miss waits up to UPSTREAM_TIMEOUT_MS for another replica's fill",
+};
+
+/**
+ * The validated configuration, typed from the table of settings through {@link parseConfig}: one source, no
  * hand-written copy of its shape.
  */
 export type Config = ReturnType<typeof parseConfig>;
@@ -285,13 +339,19 @@ export interface RedisConnection {
   tls: { caFile: string | undefined } | null;
 }
 
-type ParsedEnv = z.output<typeof schema>;
+type RedisSettings = SettingValues<typeof SETTINGS.redis.connection>;
 
 /** Exactly one of REDIS_URL, REDIS_SENTINELS (with REDIS_SENTINEL_MASTER), REDIS_CLUSTER_NODES, or none of them. */
-function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnection | null {
-  const ways = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter(
-    (name) => e[name] !== undefined,
-  );
+function redisConnectionOf(r: RedisSettings, problems: ConfigProblem[]): RedisConnection | null {
+  const ways = (
+    [
+      ['REDIS_URL', r.url],
+      ['REDIS_SENTINELS', r.sentinels],
+      ['REDIS_CLUSTER_NODES', r.clusterNodes],
+    ] as const
+  )
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
   if (ways.length > 1) {
     problems.push({
       variable: ways[1]!,
@@ -299,46 +359,56 @@ function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnec
     });
     return null;
   }
-  if (e.REDIS_SENTINELS !== undefined && e.REDIS_SENTINEL_MASTER === undefined) {
+  if (r.sentinels !== undefined && r.sentinelMaster === undefined) {
     problems.push({
       variable: 'REDIS_SENTINEL_MASTER',
       problem: "is required with REDIS_SENTINELS (the master's name)",
     });
     return null;
   }
-  const sentinelOnly = (['REDIS_SENTINEL_MASTER', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD'] as const).find(
-    (n) => e[n] !== undefined,
-  );
-  if (sentinelOnly !== undefined && e.REDIS_SENTINELS === undefined) {
-    problems.push({ variable: sentinelOnly, problem: 'is only read with REDIS_SENTINELS (host:port,...)' });
+  const sentinelOnly = (
+    [
+      ['REDIS_SENTINEL_MASTER', r.sentinelMaster],
+      ['REDIS_SENTINEL_USERNAME', r.sentinelUsername],
+      ['REDIS_SENTINEL_PASSWORD', r.sentinelPassword],
+    ] as const
+  ).find(([, value]) => value !== undefined);
+  if (sentinelOnly !== undefined && r.sentinels === undefined) {
+    problems.push({ variable: sentinelOnly[0], problem: 'is only read with REDIS_SENTINELS (host:port,...)' });
     return null;
   }
-  const tlsWanted = e.REDIS_TLS === 'true' || e.REDIS_URL?.startsWith('rediss://') === true;
-  if (e.REDIS_TLS_CA_FILE !== undefined && !tlsWanted) {
+  const tlsWanted = r.tls || r.url?.startsWith('rediss://') === true;
+  if (r.tlsCaFile !== undefined && !tlsWanted) {
     problems.push({
       variable: 'REDIS_TLS_CA_FILE',
       problem: 'is only read with REDIS_TLS=true or a rediss:// REDIS_URL',
     });
     return null;
   }
-  const target: RedisTarget | null = e.REDIS_URL
-    ? { kind: 'url', url: e.REDIS_URL }
-    : e.REDIS_SENTINELS
+  const target: RedisTarget | null = r.url
+    ? { kind: 'url', url: r.url }
+    : r.sentinels
       ? {
           kind: 'sentinel',
-          sentinels: e.REDIS_SENTINELS,
-          masterName: e.REDIS_SENTINEL_MASTER!,
-          username: e.REDIS_SENTINEL_USERNAME,
-          password: e.REDIS_SENTINEL_PASSWORD,
+          sentinels: r.sentinels,
+          masterName: r.sentinelMaster!,
+          username: r.sentinelUsername,
+          password: r.sentinelPassword,
         }
-      : e.REDIS_CLUSTER_NODES
-        ? { kind: 'cluster', nodes: e.REDIS_CLUSTER_NODES }
+      : r.clusterNodes
+        ? { kind: 'cluster', nodes: r.clusterNodes }
         : null;
   if (target === null) {
-    const stray = (['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA_FILE'] as const).find((n) => e[n] !== undefined);
-    if (stray !== undefined || e.REDIS_TLS === 'true') {
+    const stray = (
+      [
+        ['REDIS_USERNAME', r.username],
+        ['REDIS_PASSWORD', r.password],
+        ['REDIS_TLS_CA_FILE', r.tlsCaFile],
+      ] as const
+    ).find(([, value]) => value !== undefined);
+    if (stray !== undefined || r.tls) {
       problems.push({
-        variable: stray ?? 'REDIS_TLS',
+        variable: stray?.[0] ?? 'REDIS_TLS',
         problem: 'is only read with REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES',
       });
     }
@@ -346,74 +416,55 @@ function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnec
   }
   return {
     target,
-    username: e.REDIS_USERNAME,
-    password: e.REDIS_PASSWORD,
-    tls: tlsWanted ? { caFile: e.REDIS_TLS_CA_FILE } : null,
+    username: r.username,
+    password: r.password,
+    tls: tlsWanted ? { caFile: r.tlsCaFile } : null,
   };
 }
 
-/** Every variable the configuration reads. */
-export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
-
 /** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
 export function parseConfig(env: EnvSource) {
-  const input: EnvSource = {};
-  for (const key of Object.keys(schema.shape)) {
-    const value = env[key];
-    if (value !== undefined && value !== '') input[key] = value;
-  }
-  const result = schema.safeParse(input);
-  if (!result.success) {
-    const problems: ConfigProblem[] = [];
-    for (const issue of result.error.issues) {
-      const variable = String(issue.path[0] ?? 'environment');
-      if (problems.some((p) => p.variable === variable)) continue;
-      problems.push({
-        variable,
-        problem: issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message,
-      });
-    }
-    throw configErrorOf(problems);
-  }
-  const e = result.data;
+  const retired = Object.keys(RETIRED_SETTINGS)
+    .filter((name) => env[name] !== undefined && env[name] !== '')
+    .map((name) => ({ variable: name, problem: RETIRED_SETTINGS[name]! }));
+  const read = settings.read(env);
+  if (!read.ok || retired.length > 0) throw configErrorOf([...retired, ...(read.ok ? [] : read.problems)]);
+  const v = read.values;
   const problems: ConfigProblem[] = [];
 
-  const present = UPSTREAM_VARS.filter((name) => e[name] !== undefined);
-  if (present.length > 0 && present.length < UPSTREAM_VARS.length) {
-    for (const missing of UPSTREAM_VARS.filter((name) => e[name] === undefined)) {
+  const u = v.upstream;
+  const upstreamVars = [
+    ['UPSTREAM_AUTH_URL', u.authUrl],
+    ['UPSTREAM_BASE_URL', u.baseUrl],
+    ['UPSTREAM_CLIENT_ID', u.clientId],
+    ['UPSTREAM_CLIENT_SECRET', u.clientSecret],
+  ] as const;
+  const present = upstreamVars.filter(([, value]) => value !== undefined).map(([name]) => name);
+  if (present.length > 0 && present.length < upstreamVars.length) {
+    for (const [missing] of upstreamVars.filter(([, value]) => value === undefined)) {
       problems.push({
         variable: missing,
         problem: `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`,
       });
     }
   }
-  // Null when none of the four upstream variables is set: demo mode (Node only).
+  // Null unless all four upstream variables are set: demo mode (Node only).
   const upstream =
-    present.length !== UPSTREAM_VARS.length
-      ? null
-      : {
-          authUrl: e.UPSTREAM_AUTH_URL!,
-          baseUrl: e.UPSTREAM_BASE_URL!,
-          clientId: e.UPSTREAM_CLIENT_ID!,
-          clientSecret: e.UPSTREAM_CLIENT_SECRET!,
-          timeoutMs: e.UPSTREAM_TIMEOUT_MS,
-          expiresInUnit: e.UPSTREAM_TOKEN_EXPIRES_IN_UNIT,
-          refreshAheadSeconds: e.UPSTREAM_TOKEN_REFRESH_AHEAD_SECONDS,
-          /** A bigger search or token answer is a 502, and is not read past this many bytes. */
-          maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
-        };
-  if (upstream && !e.GATEWAY_TOKEN_SECRET) {
+    u.authUrl !== undefined && u.baseUrl !== undefined && u.clientId !== undefined && u.clientSecret !== undefined
+      ? { ...u, authUrl: u.authUrl, baseUrl: u.baseUrl, clientId: u.clientId, clientSecret: u.clientSecret }
+      : null;
+  if (upstream && !v.gatewayTokens.secret) {
     problems.push({
       variable: 'GATEWAY_TOKEN_SECRET',
       problem: 'is required (at least 32 bytes) when an upstream is configured',
     });
   }
-  if (upstream && e.GATEWAY_CLIENTS.size === 0) {
+  if (upstream && v.clients.size === 0) {
     problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
   }
   for (const [variable, ids] of [
-    ['GATEWAY_CLIENTS', [...e.GATEWAY_CLIENTS.keys()]],
-    ['GATEWAY_ADMIN_CLIENTS', e.GATEWAY_ADMIN_CLIENTS],
+    ['GATEWAY_CLIENTS', [...v.clients.keys()]],
+    ['GATEWAY_ADMIN_CLIENTS', [...v.adminClients]],
   ] as const) {
     const reserved = ids.filter((id) => RESERVED_CLIENT_IDS.includes(id));
     if (reserved.length > 0) {
@@ -423,128 +474,47 @@ export function parseConfig(env: EnvSource) {
       });
     }
   }
-  const unknownQuota = [...e.CLIENT_UPSTREAM_QUOTAS.keys()].find(
-    (id) => id !== 'console' && !e.GATEWAY_CLIENTS.has(id),
-  );
-  if (unknownQuota !== undefined && e.GATEWAY_CLIENTS.size > 0) {
+  const unknownQuota = [...v.guard.quotas.keys()].find((id) => id !== 'console' && !v.clients.has(id));
+  if (unknownQuota !== undefined && v.clients.size > 0) {
     problems.push({
       variable: 'CLIENT_UPSTREAM_QUOTAS',
       problem: `"${unknownQuota}" is neither a client id in GATEWAY_CLIENTS nor "console"`,
     });
   }
-  const unknownAdmin = e.GATEWAY_ADMIN_CLIENTS.find((id) => !e.GATEWAY_CLIENTS.has(id));
-  if (unknownAdmin !== undefined && e.GATEWAY_CLIENTS.size > 0) {
+  const unknownAdmin = [...v.adminClients].find((id) => !v.clients.has(id));
+  if (unknownAdmin !== undefined && v.clients.size > 0) {
     problems.push({
       variable: 'GATEWAY_ADMIN_CLIENTS',
       problem: `"${unknownAdmin}" is not a client id in GATEWAY_CLIENTS`,
     });
   }
-  const redisConnection = redisConnectionOf(e, problems);
+  const connection = redisConnectionOf(v.redis.connection, problems);
   // Node refuses a headers timeout longer than the whole-request timeout.
-  if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
+  if (v.http.headersTimeoutSeconds > v.http.requestTimeoutSeconds) {
     problems.push({
       variable: 'HTTP_HEADERS_TIMEOUT_SECONDS',
-      problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${e.HTTP_REQUEST_TIMEOUT_SECONDS})`,
+      problem: `must be at most HTTP_REQUEST_TIMEOUT_SECONDS (${v.http.requestTimeoutSeconds})`,
     });
   }
-  if (e.UPSTREAM_COOLDOWN_SECONDS > e.UPSTREAM_COOLDOWN_MAX_SECONDS) {
+  if (v.guard.cooldownSeconds > v.guard.cooldownMaxSeconds) {
     problems.push({
       variable: 'UPSTREAM_COOLDOWN_SECONDS',
-      problem: `must be at most UPSTREAM_COOLDOWN_MAX_SECONDS (${e.UPSTREAM_COOLDOWN_MAX_SECONDS})`,
+      problem: `must be at most UPSTREAM_COOLDOWN_MAX_SECONDS (${v.guard.cooldownMaxSeconds})`,
     });
   }
   if (problems.length > 0) throw configErrorOf(problems);
 
   return {
-    port: e.PORT,
-    host: e.HOST,
+    ...v,
     upstream,
-    gatewayTokens: {
-      /** Undefined only in demo mode before the runtime fills it in. */
-      secret: e.GATEWAY_TOKEN_SECRET,
-      previousSecrets: e.GATEWAY_TOKEN_PREVIOUS_SECRETS,
-      ttlSeconds: e.GATEWAY_TOKEN_TTL_SECONDS,
-    },
-    /** Client id to lowercase hex SHA-256 of its secret. */
-    clients: e.GATEWAY_CLIENTS,
-    adminClients: new Set(e.GATEWAY_ADMIN_CLIENTS),
-    defaultRegion: e.DEFAULT_REGION,
-    console: {
-      provider: e.CONSOLE_PROVIDER,
-      rate: {
-        perAddress: e.CONSOLE_RATE_PER_ADDRESS,
-        total: e.CONSOLE_RATE_TOTAL,
-        windowSeconds: e.CONSOLE_RATE_WINDOW_SECONDS,
-        onStoreError: e.CONSOLE_RATE_ON_STORE_ERROR,
-        /** Prefix of the Redis keys, so several deployments can share one Redis. */
-        keyPrefix: e.CONSOLE_RATE_KEY_PREFIX,
-      },
-    },
-    /** Where the gateway reads the two things it needs from the upstream's (otherwise opaque) search JSON. */
-    upstreamBody: {
-      resultsPath: e.UPSTREAM_RESULTS_PATH,
-      providerPath: e.UPSTREAM_PROVIDER_PATH,
-      totalPath: e.UPSTREAM_TOTAL_PATH,
-      providerNamePath: e.UPSTREAM_PROVIDER_NAME_PATH,
-    },
-    /** Shared state in Redis: how to reach it (null: none), key prefix (several deployments can share one Redis), command timeout. */
-    redis: { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, timeoutMs: e.REDIS_TIMEOUT_MS },
-    guard: {
-      /** Authenticated searches per registered client per minute, every answer counting. */
-      ratePerMinute: e.CLIENT_RATE_PER_MINUTE,
-      /** Upstream calls per caller per UTC day: the override of CLIENT_UPSTREAM_QUOTAS, else this default. */
-      quotaPerDay: e.CLIENT_UPSTREAM_QUOTA_PER_DAY,
-      /** CLIENT_UPSTREAM_QUOTAS, with the console's quota (its `console:N`, else CONSOLE_UPSTREAM_QUOTA_PER_DAY). */
-      quotas: new Map([['console', e.CONSOLE_UPSTREAM_QUOTA_PER_DAY], ...e.CLIENT_UPSTREAM_QUOTAS]),
-      /** Upstream calls per UTC day for all callers together, the console included. */
-      budgetPerDay: e.UPSTREAM_BUDGET_PER_DAY,
-      maxConcurrency: e.UPSTREAM_MAX_CONCURRENCY,
-      maxQueue: e.UPSTREAM_MAX_QUEUE,
-      cooldownSeconds: e.UPSTREAM_COOLDOWN_SECONDS,
-      /** The longest pause an upstream Retry-After may impose; longer, non-finite or unreadable values are capped. */
-      cooldownMaxSeconds: e.UPSTREAM_COOLDOWN_MAX_SECONDS,
-      breakerFailures: e.UPSTREAM_BREAKER_FAILURES,
-      breakerOpenSeconds: e.UPSTREAM_BREAKER_OPEN_SECONDS,
-      onStoreError: e.QUOTA_ON_STORE_ERROR,
-    },
-    trustProxyHops: e.TRUST_PROXY_HOPS,
-    rateLimitHeaders: e.RATELIMIT_HEADERS,
-    cache: {
-      maxBytes: e.CACHE_MAX_BYTES,
-      ttlSeconds: e.CACHE_TTL_SECONDS,
-      negativeTtlSeconds: e.CACHE_NEGATIVE_TTL_SECONDS,
-      staleWhileRevalidateSeconds: e.CACHE_STALE_WHILE_REVALIDATE_SECONDS,
-      staleIfErrorSeconds: e.CACHE_STALE_IF_ERROR_SECONDS,
-    },
+    redis: { ...v.redis, connection },
+    // Derived from the upstream's bound, not set apart: waiting longer gains nothing (the call is over by then).
+    /** The deadline of a search or batch whose caller sends no `Prefer: wait`: the whole upstream lookup's bound. */
+    lookupDeadlineMs: u.timeoutMs,
     sharedCache: {
-      /** How long a miss waits for another replica's upstream call for the same number; default UPSTREAM_TIMEOUT_MS. */
-      fillWaitMs: e.CACHE_SHARED_FILL_WAIT_MS < 0 ? e.UPSTREAM_TIMEOUT_MS : e.CACHE_SHARED_FILL_WAIT_MS,
-      /** Larger answers are kept per process only, never written to the shared tier. */
-      maxEntryBytes: e.CACHE_SHARED_MAX_ENTRY_BYTES,
+      ...v.sharedCache,
+      /** How long a miss waits for another replica's upstream call for the same number: that call's own bound. */
+      fillWaitMs: u.timeoutMs,
     },
-    log: { level: e.LOG_LEVEL, hashKey: e.LOG_HASH_KEY },
-    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
-    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
-    /** Bounds an outsider can push against (docs/security.md). */
-    http: {
-      maxBodyBytes: e.REQUEST_MAX_BODY_BYTES,
-      headersTimeoutSeconds: e.HTTP_HEADERS_TIMEOUT_SECONDS,
-      requestTimeoutSeconds: e.HTTP_REQUEST_TIMEOUT_SECONDS,
-      maxConnections: e.HTTP_MAX_CONNECTIONS,
-    },
-    login: {
-      failuresPerClient: e.LOGIN_FAILURES_PER_CLIENT,
-      failuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
-      failureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
-    },
-    lookupDeadlineMs: e.LOOKUP_DEADLINE_MS ?? e.UPSTREAM_TIMEOUT_MS,
-    cnam: {
-      deadlineMs: e.CNAM_DEADLINE_MS,
-      maxLength: e.CNAM_MAX_LENGTH,
-      fallback: e.CNAM_FALLBACK,
-      displayNamePath: e.UPSTREAM_DISPLAY_NAME_PATH,
-    },
-    batch: { maxNumbers: e.BATCH_MAX_NUMBERS },
-    docs: { enabled: e.DOCS_ENABLED === 'true' },
   };
 }

@@ -21,6 +21,7 @@ import type { LookupTier } from './shared-state/lookup-tier.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import type { RunInBackground } from './shared-state/background.js';
 import { createStoreHealth } from './shared-state/store-health.js';
+import { UPSTREAM_BODY } from './upstream/listing.js';
 import { createSearchClient } from './upstream/search-client.js';
 import type { TokenManager } from './upstream/token-manager.js';
 
@@ -60,7 +61,7 @@ export function createLookupChain(
     telemetry,
     logger,
     // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
-    resultsPath: config.upstreamBody.resultsPath,
+    resultsPath: UPSTREAM_BODY.resultsPath,
     maxRetryAfterMs: config.guard.cooldownMaxSeconds * 1000,
   });
   // 3. The cost guard around it: runs only for a real upstream call (not for hits, stale answers or joiners),
@@ -73,7 +74,7 @@ export function createLookupChain(
     background: runtime.background,
     ...config.cache,
     // One setting says where the results live, for the console filter and for "no listing" alike.
-    resultsPath: config.upstreamBody.resultsPath,
+    resultsPath: UPSTREAM_BODY.resultsPath,
     shared: runtime.lookupTier && sharedTier(config, runtime, runtime.lookupTier, parts.background),
   });
   return {

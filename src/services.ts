@@ -206,6 +206,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     docsAssets: runtime.docsAssets,
     consoleLimiter: createConsoleRateLimiter({
       ...config.console.rate,
+      onStoreError: config.guard.onStoreError,
       shared: runtime.limiters,
       health: counterHealth,
       headerFormat: config.rateLimitHeaders,

@@ -1,10 +1,10 @@
 // Configuration has one source, the schema in src/config.ts (and the Worker's own few settings): every file that
 // names settings for people (the docs' table, config/example.env, the Kubernetes configmap, wrangler.toml's
-// [vars]) names only real settings, and the docs' table names every one.
+// [vars]) names only real settings, the docs' table names every one, and the docs list every name no longer read.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SETTING_NAMES } from '../src/config.js';
+import { RETIRED_SETTINGS, SETTING_NAMES } from '../src/config.js';
 import { WORKER_SETTING_NAMES } from '../src/runtime/workers/settings.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
@@ -23,6 +23,18 @@ describe('configuration sources', () => {
     const documented = new Set(documentedNames());
     expect([...KNOWN].filter((name) => !documented.has(name))).toEqual([]);
     expect([...documented].filter((name) => !KNOWN.has(name))).toEqual([]);
+  });
+
+  it('lists every name no longer read, and only those, under "Names no longer read"', () => {
+    const section = /^## Names no longer read\n([\s\S]*?)(?=^## |^Every setting)/m.exec(
+      read('docs/configuration.md'),
+    )![1]!;
+    // Each item names its old settings before the first ': ' (an item may wrap onto the next line).
+    const listed = section
+      .split(/^- /m)
+      .slice(1)
+      .flatMap((item) => [...item.split(': ', 1)[0]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
+    expect(listed.sort()).toEqual(Object.keys(RETIRED_SETTINGS).sort());
   });
 
   it('names only real settings in config/example.env (set or commented out)', () => {

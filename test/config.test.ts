@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, RESERVED_CLIENT_IDS } from '../src/config.js';
+import { ConfigError, parseConfig, RESERVED_CLIENT_IDS, RETIRED_SETTINGS, SETTING_NAMES } from '../src/config.js';
 import { CONSOLE_CALLER } from '../src/console/console-routes.js';
 import { CONSOLE_CLIENT } from '../src/guard/cost-guard.js';
 import { UNNAMED_CALLER } from '../src/lookup/lookup-cache.js';
+import { readWorkerSettings } from '../src/runtime/workers/settings.js';
 
 const full = {
   UPSTREAM_AUTH_URL: 'https://auth.example.test/',
@@ -42,12 +43,11 @@ describe('configuration', () => {
     expect(c.trustProxyHops).toBe(0);
   });
 
-  it("waits for another replica's fill as long as an upstream call by default, and takes both shared-cache settings", () => {
+  it("waits for another replica's fill as long as an upstream call, and reads the shared tier's entry bound", () => {
     expect(parseConfig(full).sharedCache).toEqual({ fillWaitMs: 3000, maxEntryBytes: 262_144 });
-    expect(parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500' }).sharedCache.fillWaitMs).toBe(1500);
     expect(
-      parseConfig({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache,
-    ).toEqual({ fillWaitMs: 0, maxEntryBytes: 4096 });
+      parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache,
+    ).toEqual({ fillWaitMs: 1500, maxEntryBytes: 4096 });
     expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(
       /CACHE_SHARED_MAX_ENTRY_BYTES: must be a whole number from 1024 to /,
     );
@@ -175,7 +175,7 @@ describe('cost guard configuration', () => {
       CLIENT_UPSTREAM_QUOTA_PER_DAY: '100',
       CLIENT_UPSTREAM_QUOTAS: 'pbx:5, console:0',
       UPSTREAM_BUDGET_PER_DAY: '1000',
-      QUOTA_ON_STORE_ERROR: 'closed',
+      LIMITS_ON_STORE_ERROR: 'closed',
     }).guard;
     expect(g.quotaPerDay).toBe(100);
     expect(g.quotas).toEqual(
@@ -184,8 +184,14 @@ describe('cost guard configuration', () => {
         ['console', 0],
       ]),
     );
-    expect(parseConfig({ ...full, CONSOLE_UPSTREAM_QUOTA_PER_DAY: '50' }).guard.quotas).toEqual(
+    expect(parseConfig({ ...full, CLIENT_UPSTREAM_QUOTAS: 'console:50' }).guard.quotas).toEqual(
       new Map([['console', 50]]),
+    );
+    expect(parseConfig({ ...full, CLIENT_UPSTREAM_QUOTAS: 'pbx:5' }).guard.quotas).toEqual(
+      new Map([
+        ['console', 1000],
+        ['pbx', 5],
+      ]),
     );
     expect(g.budgetPerDay).toBe(1000);
     expect(g.onStoreError).toBe('closed');
@@ -196,7 +202,7 @@ describe('cost guard configuration', () => {
     [{ CLIENT_UPSTREAM_QUOTAS: 'nobody:5' }, 'CLIENT_UPSTREAM_QUOTAS', /"nobody" is neither/],
     [{ UPSTREAM_BUDGET_PER_DAY: '-1' }, 'UPSTREAM_BUDGET_PER_DAY', /whole number/],
     [{ UPSTREAM_MAX_CONCURRENCY: '0' }, 'UPSTREAM_MAX_CONCURRENCY', /must be a whole number from 1 to /],
-    [{ QUOTA_ON_STORE_ERROR: 'maybe' }, 'QUOTA_ON_STORE_ERROR', /memory, open, closed/],
+    [{ LIMITS_ON_STORE_ERROR: 'maybe' }, 'LIMITS_ON_STORE_ERROR', /memory, open, closed/],
   ])('refuses %o naming %s', (env, variable, problem) => {
     const err = errorOf({ ...full, ...env });
     expect(err.variable).toBe(variable);
@@ -205,22 +211,22 @@ describe('cost guard configuration', () => {
 });
 
 describe('configuration of the PBX routes', () => {
-  it('defaults the lookup deadline to the upstream timeout and the CNAM settings to a 15-character name within 1 s', () => {
+  it('takes the lookup deadline from the upstream timeout and defaults the CNAM route to a 15-character name within 1 s', () => {
     const c = parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '2500' });
     expect(c.lookupDeadlineMs).toBe(2500);
-    expect(c.cnam).toEqual({ deadlineMs: 1000, maxLength: 15, fallback: '', displayNamePath: 'displayName' });
+    expect(c.cnam).toEqual({ deadlineMs: 1000, maxLength: 15, fallback: '' });
     expect(c.batch).toEqual({ maxNumbers: 100 });
   });
 
-  it('reads LOOKUP_DEADLINE_MS, CNAM_* and BATCH_MAX_NUMBERS', () => {
+  it('reads CNAM_* and BATCH_MAX_NUMBERS', () => {
     const c = parseConfig({
       ...full,
-      LOOKUP_DEADLINE_MS: '800',
+      CNAM_DEADLINE_MS: '800',
       CNAM_FALLBACK: 'Unknown caller',
       CNAM_MAX_LENGTH: '20',
       BATCH_MAX_NUMBERS: '10',
     });
-    expect(c.lookupDeadlineMs).toBe(800);
+    expect(c.cnam.deadlineMs).toBe(800);
     expect(c.cnam.fallback).toBe('Unknown caller');
     expect(c.cnam.maxLength).toBe(20);
     expect(c.batch.maxNumbers).toBe(10);
@@ -296,5 +302,68 @@ describe('configuration of Redis', () => {
       expect(err.message.split('\n')).toHaveLength(1);
       expect(err.message).toContain(words);
     }
+  });
+});
+
+describe('names the gateway no longer reads', () => {
+  it('stops the start with one line per old name, each pointing to what replaced it', () => {
+    const err = errorOf({
+      ...full,
+      CONSOLE_RATE_KEY_PREFIX: 'callerid:console-rl',
+      CONSOLE_UPSTREAM_QUOTA_PER_DAY: '50',
+      QUOTA_ON_STORE_ERROR: 'closed',
+      LOOKUP_DEADLINE_MS: '800',
+      CACHE_SHARED_FILL_WAIT_MS: '0',
+      UPSTREAM_RESULTS_PATH: 'results',
+    });
+    expect(err.message.split('\n')).toEqual([
+      "configuration error: CONSOLE_RATE_KEY_PREFIX: is no longer read: the console limits' keys sit under REDIS_KEY_PREFIX",
+      "configuration error: CONSOLE_UPSTREAM_QUOTA_PER_DAY: is no longer read: give the console's quota as console:N in CLIENT_UPSTREAM_QUOTAS (default 1000)",
+      'configuration error: QUOTA_ON_STORE_ERROR: is no longer read: use LIMITS_ON_STORE_ERROR (the console limits, quotas and budget)',
+      "configuration error: UPSTREAM_RESULTS_PATH: is no longer read: the gateway reads the upstream's one search body at fixed places (docs/configuration.md)",
+      'configuration error: LOOKUP_DEADLINE_MS: is no longer read: a search waits up to UPSTREAM_TIMEOUT_MS unless its caller sends Prefer: wait=N',
+      "configuration error: CACHE_SHARED_FILL_WAIT_MS: is no longer read: a miss waits up to UPSTREAM_TIMEOUT_MS for another replica's fill",
+    ]);
+  });
+
+  it('names them beside the wrong values of current settings, all at once', () => {
+    const err = errorOf({ ...full, CONSOLE_RATE_ON_STORE_ERROR: 'open', LOG_LEVEL: 'verbose' });
+    expect(err.problems.map((p) => p.variable)).toEqual(['CONSOLE_RATE_ON_STORE_ERROR', 'LOG_LEVEL']);
+  });
+
+  it('treats an empty old name as unset, as it does every setting', () => {
+    expect(parseConfig({ ...full, CONSOLE_RATE_KEY_PREFIX: '' }).upstream).not.toBeNull();
+  });
+
+  it('stops the Worker the same way, from its bindings', () => {
+    expect(() => readWorkerSettings({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0' })).toThrow(
+      new ConfigError(
+        'CACHE_SHARED_FILL_WAIT_MS',
+        "is no longer read: a miss waits up to UPSTREAM_TIMEOUT_MS for another replica's fill",
+      ),
+    );
+  });
+
+  it('never retires a name that is still read', () => {
+    expect(Object.keys(RETIRED_SETTINGS).filter((name) => SETTING_NAMES.includes(name))).toEqual([]);
+  });
+});
+
+describe("the Worker's own settings", () => {
+  it('reads them from the same kind of table, with their defaults', () => {
+    const w = readWorkerSettings(full);
+    expect([w.durableObjectTimeoutMs, w.lookupCacheHost, w.lookupCacheApi]).toEqual([1000, undefined, true]);
+    expect(w.config.redis.timeoutMs).toBe(1000);
+    const set = readWorkerSettings({ ...full, LOOKUP_CACHE_API: 'off', LOOKUP_CACHE_HOST: 'gw.example.com' });
+    expect([set.lookupCacheApi, set.lookupCacheHost]).toEqual([false, 'gw.example.com']);
+  });
+
+  it('names every wrong one at once, one line each', () => {
+    expect(() => readWorkerSettings({ ...full, DURABLE_OBJECT_TIMEOUT_MS: '10', LOOKUP_CACHE_API: 'maybe' })).toThrow(
+      [
+        'configuration error: DURABLE_OBJECT_TIMEOUT_MS: must be a whole number from 50 to 30000',
+        'configuration error: LOOKUP_CACHE_API: must be one of on, off',
+      ].join('\n'),
+    );
   });
 });

@@ -6,9 +6,9 @@ import { cutToLength, foldToAscii } from './ascii-fold.js';
 export type CallerName = { name: string } | { none: 'no-listing' | 'no-name' };
 
 export interface CallerNameOptions {
-  /** Dotted path of the results array in the upstream's body (UPSTREAM_RESULTS_PATH). */
+  /** Dotted path of the results array in the upstream's body (UPSTREAM_BODY.resultsPath). */
   resultsPath: string;
-  /** Dotted path of the display name inside one result (UPSTREAM_DISPLAY_NAME_PATH). */
+  /** Dotted path of the display name inside one result (UPSTREAM_BODY.displayNamePath). */
   displayNamePath: string;
   maxLength: number;
 }

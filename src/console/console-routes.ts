@@ -14,6 +14,7 @@ import { isPhone } from './device.js';
 import { consoleExamples } from './examples.js';
 import { CONSOLE_ICON, ICON_PATH } from './icon.js';
 import { filterToProvider } from './provider-filter.js';
+import { UPSTREAM_BODY } from '../upstream/listing.js';
 import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
 
 export const CONSOLE_PAGE_PATH = '/console';
@@ -74,7 +75,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     c.html(
       renderConsolePage({
         provider,
-        resultsPath: config.upstreamBody.resultsPath,
+        resultsPath: UPSTREAM_BODY.resultsPath,
         perAddress: config.console.rate.perAddress,
         windowSeconds: config.console.rate.windowSeconds,
         examples,
@@ -105,7 +106,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
       note.cache = result.cache;
       const filtered = filterToProvider(result.body, {
         provider,
-        ...config.upstreamBody,
+        ...UPSTREAM_BODY,
       });
       // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.
       if (filtered.kept > 0) providerMatched = true;
@@ -120,7 +121,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
             event: 'console_provider_not_in_answer',
             provider,
             providersSeen: filtered.otherProviders,
-            providerPath: config.upstreamBody.providerPath,
+            providerPath: UPSTREAM_BODY.providerPath,
           },
           'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
         );

@@ -20,7 +20,7 @@ import {
 import { openApiOptions } from './openapi-document.js';
 
 export interface DocsServices {
-  config: Pick<Config, 'docs' | 'upstreamBody'>;
+  config: Pick<Config, 'docs'>;
   docsAssets: DocsAssets | undefined;
 }
 
@@ -53,7 +53,7 @@ export function docsRoutes(services: DocsServices, app: Hono<AppEnv>): Hono<AppE
   );
   if (!config.docs.enabled) return routes;
 
-  const document = openAPIRouteHandler(app, openApiOptions(config));
+  const document = openAPIRouteHandler(app, openApiOptions());
   routes.get(OPENAPI_PATH, async (c, next) => {
     c.header('cache-control', 'no-cache');
     return document(c, next);

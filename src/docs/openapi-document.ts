@@ -1,12 +1,11 @@
 // The parts of the OpenAPI document that are not a route's: info, security schemes, component schemas. The
 // paths come from the routes themselves (route-docs.ts, collected by hono-openapi from the app).
 import type { GenerateSpecOptions } from 'hono-openapi';
-import type { Config } from '../config.js';
 import { componentSchemas } from './openapi-schemas.js';
 
 export const API_VERSION = '0.1.0';
 
-export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<GenerateSpecOptions> {
+export function openApiOptions(): Partial<GenerateSpecOptions> {
   return {
     documentation: {
       openapi: '3.1.0',
@@ -31,7 +30,7 @@ export function openApiOptions(config: Pick<Config, 'upstreamBody'>): Partial<Ge
         { name: 'Operations', description: 'Probes and metrics.' },
       ],
       components: {
-        schemas: componentSchemas(config),
+        schemas: componentSchemas(),
         securitySchemes: {
           gatewayToken: {
             type: 'http',

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 component schemas (JSON Schema 2020-12) of the gateway's answers, referenced by the route
 // descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi.test.ts).
 import type { OpenAPIV3_1 } from 'openapi-types';
-import type { Config } from '../config.js';
+import { UPSTREAM_BODY } from '../upstream/listing.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;
 
@@ -31,8 +31,8 @@ const SEARCH_EXAMPLE = {
   ],
 };
 
-export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<string, Schema> {
-  const { resultsPath, providerPath, totalPath } = config.upstreamBody;
+export function componentSchemas(): Record<string, Schema> {
+  const { resultsPath, providerPath, totalPath } = UPSTREAM_BODY;
   return {
     Problem: {
       type: 'object',
@@ -108,8 +108,8 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       type: 'object',
       description:
         `The upstream's search JSON, passed through unchanged (the console removes other providers' results). The gateway reads ` +
-        `only the results list at \`${resultsPath}\` (UPSTREAM_RESULTS_PATH; empty = no listing), each result's provider at ` +
-        `\`${providerPath}\` (UPSTREAM_PROVIDER_PATH) and the count at \`${totalPath}\` (UPSTREAM_TOTAL_PATH); everything else is the upstream's.`,
+        `only the results list at \`${resultsPath}\` (absent or empty: no listing), each result's provider at ` +
+        `\`${providerPath}\` and the count at \`${totalPath}\`; everything else is the upstream's.`,
       additionalProperties: true,
       examples: [SEARCH_EXAMPLE],
     },

@@ -95,7 +95,7 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     headers: '`Retry-After`',
   },
   deadline_exceeded: {
-    when: 'No answer within the deadline the caller set (`Prefer: wait=N`, else `LOOKUP_DEADLINE_MS`) and no stale answer to give. The upstream call goes on and fills the cache.',
+    when: 'No answer within the deadline the caller set (`Prefer: wait=N`, else `UPSTREAM_TIMEOUT_MS`) and no stale answer to give. The upstream call goes on and fills the cache.',
     action: 'Ask again shortly: the next request is likely a cache hit.',
   },
   upstream_timeout: {

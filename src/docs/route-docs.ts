@@ -53,7 +53,7 @@ const PREFER: OpenAPIV3_1.ParameterObject = {
   required: false,
   description:
     'RFC 7240 `wait=N` (seconds, decimals allowed): answer by then, with a stale entry or 504 `deadline-exceeded` if nothing fresh ' +
-    'came in time; the upstream call goes on and fills the cache. Bounded by UPSTREAM_TIMEOUT_MS; default LOOKUP_DEADLINE_MS.',
+    'came in time; the upstream call goes on and fills the cache. Bounded by UPSTREAM_TIMEOUT_MS; without it a search waits that long (the CNAM route: CNAM_DEADLINE_MS).',
   schema: { type: 'string' },
   examples: { ring: { value: 'wait=0.8' } },
 };

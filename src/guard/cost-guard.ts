@@ -74,7 +74,7 @@ export interface CostGuardOptions {
   limiterHealth?: StoreHealth | undefined;
   /** RATELIMIT_HEADERS; default draft-11. */
   headerFormat?: RateLimitHeaderFormat;
-  /** Quotas and budget (QUOTA_ON_STORE_ERROR applied). */
+  /** Quotas and budget (LIMITS_ON_STORE_ERROR applied). */
   quotaCounters: CounterStore;
   /**
    * The deployment's counter store (store-error mode `memory`), through which the replicas share an upstream 429's

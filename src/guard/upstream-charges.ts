@@ -48,7 +48,7 @@ export interface DailyUse {
 export interface UpstreamCharges {
   /**
    * Reserves one upstream call for `client` and for the budget. Throws GatewayError `quota_exhausted` (429),
-   * `budget_exhausted` (503), or `unavailable` (503) when the store is down and QUOTA_ON_STORE_ERROR=closed.
+   * `budget_exhausted` (503), or `unavailable` (503) when the store is down and LIMITS_ON_STORE_ERROR=closed.
    */
   reserve(client: string): Promise<Reservation>;
   /** Today's charged calls of `client` and its quota (reads the store). */
@@ -64,7 +64,7 @@ export interface UpstreamCharges {
 }
 
 export interface UpstreamChargesOptions {
-  /** The counter store with QUOTA_ON_STORE_ERROR applied. */
+  /** The counter store with LIMITS_ON_STORE_ERROR applied. */
   store: CounterStore;
   clock: Clock;
   telemetry: Telemetry;

@@ -39,9 +39,8 @@ export interface ConsoleRateLimiterOptions {
   perAddress: number;
   total: number;
   windowSeconds: number;
+  /** LIMITS_ON_STORE_ERROR: what the limits do while the shared store is down. */
   onStoreError: StoreErrorMode;
-  /** Prefix of the limits' keys (CONSOLE_RATE_KEY_PREFIX), so several deployments can share one store. */
-  keyPrefix: string;
   /** The runtime's shared limiter store; absent, the limits hold per process. */
   shared?: SharedLimiters | undefined;
   /** The shared store's health, shared with its other users (one log line per transition). */
@@ -58,6 +57,8 @@ export interface ConsoleRateLimiterOptions {
 
 const LOG_EVERY_MS = 30_000;
 const TOTAL_KEY = 'all';
+/** The limits' keys, inside the store's own namespace (REDIS_KEY_PREFIX on Node, the COUNTERS objects on Workers). */
+const KEY_PREFIX = 'console-rl';
 const UNKNOWN_ADDRESS = 'unknown';
 export const CONSOLE_POLICIES = { address: 'console-address', total: 'console-total' } as const;
 
@@ -76,7 +77,7 @@ export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): Co
   const limitOf = (scope: RateLimitScope, points: number): Limit =>
     createLimit({
       spec: {
-        keyPrefix: `${options.keyPrefix}:${scope === 'address' ? 'addr' : 'total'}`,
+        keyPrefix: `${KEY_PREFIX}:${scope === 'address' ? 'addr' : 'total'}`,
         points,
         durationSeconds: windowSeconds,
       },

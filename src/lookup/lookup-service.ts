@@ -22,7 +22,7 @@ export interface LookupResult {
 
 export interface LookupOptions {
   /**
-   * How long the caller waits (Prefer: wait, LOOKUP_DEADLINE_MS). When it passes first the caller gets a stale
+   * How long the caller waits (Prefer: wait, else the route's default). When it passes first the caller gets a stale
    * entry or a `deadline_exceeded` error, while the upstream call goes on (up to UPSTREAM_TIMEOUT_MS) and fills
    * the cache. Absent, or not shorter than the upstream timeout: the lookup's own bounds apply.
    */

@@ -9,8 +9,8 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
-import { readWhat } from '../search/search-request.js';
-import { lookupDeadline } from '../search/search-request.js';
+import { lookupDeadline, readWhat } from '../search/search-request.js';
+import { UPSTREAM_BODY } from '../upstream/listing.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 
@@ -63,8 +63,8 @@ export function contactsCnamRoutes(
   const { fallback, deadlineMs } = config.cnam;
   const upstreamTimeoutMs = config.upstream?.timeoutMs ?? deadlineMs;
   const callerNameOf = createCallerNameOf({
-    resultsPath: config.upstreamBody.resultsPath,
-    displayNamePath: config.cnam.displayNamePath,
+    resultsPath: UPSTREAM_BODY.resultsPath,
+    displayNamePath: UPSTREAM_BODY.displayNamePath,
     maxLength: config.cnam.maxLength,
   });
   const app = new Hono<AppEnv>();

@@ -37,7 +37,7 @@ export interface SearchClientOptions {
   clock?: Clock;
   telemetry?: Telemetry;
   logger?: Logger;
-  /** Dotted path of the results array (UPSTREAM_RESULTS_PATH): the answer says whether it lists anything. */
+  /** Dotted path of the results array (UPSTREAM_BODY.resultsPath): the answer says whether it lists anything. */
   resultsPath?: string;
   /** The longest pause an upstream 429's Retry-After may impose (UPSTREAM_COOLDOWN_MAX_SECONDS); default one hour. */
   maxRetryAfterMs?: number;

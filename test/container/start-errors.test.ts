@@ -71,4 +71,12 @@ describe('start failures of the built entry point', () => {
       'configuration error: UPSTREAM_TIMEOUT_MS: must be a whole number from 50 to 60000',
     ]);
   });
+
+  it('refuses a name it no longer reads with one line pointing to what replaced it', async () => {
+    const exit = await runEntry(built.dir, { PORT: '0', LOG_LEVEL: 'silent', CONSOLE_UPSTREAM_QUOTA_PER_DAY: '50' });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr.trim().split('\n')).toEqual([
+      "configuration error: CONSOLE_UPSTREAM_QUOTA_PER_DAY: is no longer read: give the console's quota as console:N in CLIENT_UPSTREAM_QUOTAS (default 1000)",
+    ]);
+  });
 });

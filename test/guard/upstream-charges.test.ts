@@ -97,7 +97,7 @@ describe('upstream charges', () => {
     expect(await charges.budget()).toEqual({ used: 2, limit: null });
   });
 
-  it('answers 503 when the store refuses (QUOTA_ON_STORE_ERROR=closed)', async () => {
+  it('answers 503 when the store refuses (LIMITS_ON_STORE_ERROR=closed)', async () => {
     const clock = () => 0;
     const failing = { ...createMemoryCounterStore({ clock }), consume: () => Promise.reject(new Error('down')) };
     const charges = createUpstreamCharges({

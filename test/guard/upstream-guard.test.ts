@@ -101,7 +101,7 @@ describe('guarded upstream load', () => {
     const usage = await guard.usage();
     expect(usage.clients.find((c) => c.id === 'crm')).toMatchObject({ upstreamCalls: 2, quota: 2, remaining: 0 });
     expect(usage.clients.find((c) => c.id === 'pbx')).toMatchObject({ upstreamCalls: 0, quota: 2, remaining: 2 });
-    // The console has a quota of its own (CONSOLE_UPSTREAM_QUOTA_PER_DAY), not the clients' default.
+    // The console has a quota of its own (console:N in CLIENT_UPSTREAM_QUOTAS, 1000 unless given), not the clients' default.
     expect(usage.clients.find((c) => c.id === 'console')).toMatchObject({
       upstreamCalls: 0,
       quota: 1000,

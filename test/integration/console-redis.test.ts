@@ -24,7 +24,7 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
   it('shares one limit between two gateway instances', async () => {
     const env = {
       REDIS_URL: 'redis://127.0.0.1:6379',
-      CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`,
+      REDIS_KEY_PREFIX: `test-${randomUUID()}`,
       CONSOLE_RATE_PER_ADDRESS: '4',
     };
     const [a, b] = [await start(env), await start(env)];
@@ -33,7 +33,7 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
     expect(a.logs.filter((l) => String(l.fields.event).startsWith('rate_limit_store'))).toEqual([]);
     // Redis holds a keyed hash of the client address, never the address itself.
-    const keys = await redisKeys(`callerid:ctr:${env.CONSOLE_RATE_KEY_PREFIX}*`);
+    const keys = await redisKeys(`${env.REDIS_KEY_PREFIX}:ctr:console-rl:*`);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.join(' ')).not.toMatch(/127\.0\.0\.1|::1|localhost/);
   });
@@ -41,7 +41,7 @@ describe.skipIf(!sharedRedis)('console rate limits in Redis (127.0.0.1:6379)', (
   it('shares the total budget between instances', async () => {
     const env = {
       REDIS_URL: 'redis://127.0.0.1:6379',
-      CONSOLE_RATE_KEY_PREFIX: `test-${randomUUID()}`,
+      REDIS_KEY_PREFIX: `test-${randomUUID()}`,
       CONSOLE_RATE_PER_ADDRESS: '100',
       CONSOLE_RATE_TOTAL: '3',
       TRUST_PROXY_HOPS: '1',
@@ -72,12 +72,12 @@ describe.skipIf(!redisServer)('console rate limits when Redis goes away', () => 
     await redis?.stop();
   });
 
-  it('keeps answering per CONSOLE_RATE_ON_STORE_ERROR and logs it without the address', async () => {
+  it('keeps answering per LIMITS_ON_STORE_ERROR and logs it without the address', async () => {
     redis = await startOwnRedis();
     const base = { REDIS_URL: redis.url, CONSOLE_RATE_PER_ADDRESS: '3' };
-    const memory = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'memory', CONSOLE_RATE_ON_STORE_ERROR: 'memory' });
-    const open = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'open', CONSOLE_RATE_ON_STORE_ERROR: 'open' });
-    const closed = await start({ ...base, CONSOLE_RATE_KEY_PREFIX: 'closed', CONSOLE_RATE_ON_STORE_ERROR: 'closed' });
+    const memory = await start({ ...base, REDIS_KEY_PREFIX: 'memory', LIMITS_ON_STORE_ERROR: 'memory' });
+    const open = await start({ ...base, REDIS_KEY_PREFIX: 'open', LIMITS_ON_STORE_ERROR: 'open' });
+    const closed = await start({ ...base, REDIS_KEY_PREFIX: 'closed', LIMITS_ON_STORE_ERROR: 'closed' });
     for (const s of [memory, open, closed]) expect((await consoleSearch(s.gateway.url, NUMBER)).status).toBe(200);
 
     await redis.stop();
@@ -128,8 +128,8 @@ describe.skipIf(!redisServer)('console rate limits when Redis comes back', () =>
     const prefix = `back-${randomUUID()}`;
     const gw = await start({
       REDIS_URL: redis.url,
-      CONSOLE_RATE_KEY_PREFIX: prefix,
-      CONSOLE_RATE_ON_STORE_ERROR: 'closed',
+      REDIS_KEY_PREFIX: prefix,
+      LIMITS_ON_STORE_ERROR: 'closed',
     });
     expect((await consoleSearch(gw.gateway.url, NUMBER)).status).toBe(200);
 
@@ -144,7 +144,7 @@ describe.skipIf(!redisServer)('console rate limits when Redis comes back', () =>
       status = (await consoleSearch(gw.gateway.url, NUMBER)).status;
     }
     expect(status).toBe(200);
-    expect((await redisKeys(`callerid:ctr:${prefix}*`, redis.url)).length).toBeGreaterThan(0);
+    expect((await redisKeys(`${prefix}:ctr:console-rl:*`, redis.url)).length).toBeGreaterThan(0);
   });
 });
 
@@ -159,13 +159,14 @@ describe.skipIf(!redisServer)('console requests that are not a search', () => {
   it('touch no shared store: the page, assets, 404s and other methods ask the limiter nothing in Redis', async () => {
     redis = await startOwnRedis();
     const prefix = `console-probe-${randomUUID()}`;
-    const s = await start({ REDIS_URL: redis.url, CONSOLE_RATE_KEY_PREFIX: prefix });
-    // MONITOR sees every command the gateway sends; the limiter's keys all carry CONSOLE_RATE_KEY_PREFIX.
+    const s = await start({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
+    // MONITOR sees every command the gateway sends; the limiter's keys all begin with this.
+    const limiterKeys = `${prefix}:ctr:console-rl:`;
     const monitor = await new Redis(redis.url, { maxRetriesPerRequest: 1 }).monitor();
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
     cleanups.push(() => monitor.disconnect());
-    const limiterCommands = () => seen.filter((command) => command.includes(prefix)).length;
+    const limiterCommands = () => seen.filter((command) => command.includes(limiterKeys)).length;
     const paths = ['/console', '/console/app.js', '/console/nothing-here', '/console/v2/other', '/console/admin'];
     for (let i = 0; i < 8; i++) {
       for (const path of paths) await fetch(`${s.gateway.url}${path}`, { headers: DESKTOP_HEADERS });

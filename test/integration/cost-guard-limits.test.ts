@@ -129,8 +129,8 @@ describe('daily upstream quotas (CLIENT_UPSTREAM_QUOTA_PER_DAY, CLIENT_UPSTREAM_
 });
 
 describe('daily budget (UPSTREAM_BUDGET_PER_DAY)', () => {
-  it('gives the console its own daily upstream quota (CONSOLE_UPSTREAM_QUOTA_PER_DAY): past it console misses answer 429, its cached answers and the clients go on', async () => {
-    const s = await start({ CONSOLE_UPSTREAM_QUOTA_PER_DAY: '2', CONSOLE_PROVIDER: 'swissdir' });
+  it('gives the console its own daily upstream quota (console:N in CLIENT_UPSTREAM_QUOTAS): past it console misses answer 429, its cached answers and the clients go on', async () => {
+    const s = await start({ CLIENT_UPSTREAM_QUOTAS: 'console:2', CONSOLE_PROVIDER: 'swissdir' });
     expect((await consoleSearch(s.gateway.url, missNumber(1))).status).toBe(200);
     expect((await consoleSearch(s.gateway.url, missNumber(2))).status).toBe(200);
     const refused = await consoleSearch(s.gateway.url, missNumber(3));

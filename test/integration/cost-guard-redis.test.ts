@@ -1,5 +1,5 @@
 // Quotas and the budget shared by two gateways through a real Redis (a unique REDIS_KEY_PREFIX each test),
-// counted at one simulator both gateways call; and QUOTA_ON_STORE_ERROR when the Redis goes away.
+// counted at one simulator both gateways call; and LIMITS_ON_STORE_ERROR when the Redis goes away.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { missNumber, problemType, stacksPerTest, usageOf } from '../helpers/guard-stack.js';
@@ -79,14 +79,14 @@ async function ownRedis(): Promise<OwnRedis> {
   return redis;
 }
 
-describe.skipIf(!redisServer)('QUOTA_ON_STORE_ERROR when Redis goes away', () => {
+describe.skipIf(!redisServer)('LIMITS_ON_STORE_ERROR when Redis goes away', () => {
   it('closed: misses 503 while cached answers are served; memory: counts on this gateway; neither answers 5xx for a hit', async () => {
     const redis = await ownRedis();
     const closed = await startStack({
       env: {
         REDIS_URL: redis.url,
         REDIS_KEY_PREFIX: 'closed',
-        QUOTA_ON_STORE_ERROR: 'closed',
+        LIMITS_ON_STORE_ERROR: 'closed',
         CLIENT_UPSTREAM_QUOTA_PER_DAY: '100',
       },
     });
@@ -95,7 +95,7 @@ describe.skipIf(!redisServer)('QUOTA_ON_STORE_ERROR when Redis goes away', () =>
       env: {
         REDIS_URL: redis.url,
         REDIS_KEY_PREFIX: 'memory',
-        QUOTA_ON_STORE_ERROR: 'memory',
+        LIMITS_ON_STORE_ERROR: 'memory',
         CLIENT_UPSTREAM_QUOTA_PER_DAY: '2',
       },
     });

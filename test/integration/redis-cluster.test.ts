@@ -31,7 +31,6 @@ describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
       REDIS_TIMEOUT_MS: '500',
       CONSOLE_RATE_TOTAL: String(CONSOLE_TOTAL),
       CONSOLE_RATE_PER_ADDRESS: '1000',
-      CONSOLE_RATE_KEY_PREFIX: `${crypto.randomUUID()}:console-rl`,
       CLIENT_UPSTREAM_QUOTAS: `pbx:${PBX_QUOTA}`,
     });
   }, 45_000);

@@ -10,7 +10,6 @@ const limiter = (perAddress: number, total: number, headerFormat: RateLimitHeade
     total,
     windowSeconds: 60,
     onStoreError: 'memory',
-    keyPrefix: `unit-${Math.random()}`,
     headerFormat,
     logger: silentLogger,
     clock: Date.now,

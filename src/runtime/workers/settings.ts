@@ -2,6 +2,7 @@
 // and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
 import * as z from 'zod/mini';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
+import { configErrorOf, flag, int, setting, settingsReader, text } from '../../settings-table.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
   AnalyticsEngineDataset,
@@ -28,22 +29,18 @@ export interface WorkerSettings {
   unknown: UnknownSetting[];
 }
 
-const schema = z.object({
-  DURABLE_OBJECT_TIMEOUT_MS: z._default(
-    z.pipe(
-      z.pipe(z.string().check(z.trim(), z.regex(/^\d+$/, 'must be a whole number')), z.transform(Number)),
-      z.int().check(z.gte(50, 'must be at least 50'), z.lte(30_000, 'must be at most 30000')),
-    ),
-    1_000,
+/** The settings only the Worker reads, besides the shared ones, in the shape of the fields they fill. */
+const WORKER_SETTINGS = {
+  durableObjectTimeoutMs: setting('DURABLE_OBJECT_TIMEOUT_MS', int(50, 30_000, 1_000)),
+  lookupCacheHost: setting(
+    'LOOKUP_CACHE_HOST',
+    z.optional(text(z.regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)'))),
   ),
-  LOOKUP_CACHE_HOST: z.optional(
-    z.string().check(z.trim(), z.regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)')),
-  ),
-  LOOKUP_CACHE_API: z._default(z.enum(['on', 'off']), 'on'),
-});
+  lookupCacheApi: setting('LOOKUP_CACHE_API', flag('on', 'off', true)),
+};
+const workerSettings = settingsReader(WORKER_SETTINGS);
 
-/** The settings only the Worker reads, besides the shared ones. */
-export const WORKER_SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+export const WORKER_SETTING_NAMES: readonly string[] = workerSettings.names;
 
 export function stringBindings(env: Record<string, unknown>): EnvSource {
   const out: EnvSource = {};
@@ -64,13 +61,9 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
       'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)',
     );
   }
-  const input: EnvSource = {};
-  for (const key of Object.keys(schema.shape)) if (strings[key]) input[key] = strings[key];
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
-  }
+  const parsed = workerSettings.read(strings);
+  if (!parsed.ok) throw configErrorOf(parsed.problems);
+  const own = parsed.values;
   for (const name of [BINDINGS.token, BINDINGS.counters]) {
     if (env[name] !== undefined && !isNamespace(env[name]))
       throw new ConfigError(name, 'must be a Durable Object namespace binding');
@@ -79,11 +72,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
     throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
   }
-  const unknown = unknownSettings(strings, [
-    ...SETTING_NAMES,
-    ...Object.keys(schema.shape),
-    ...Object.values(BINDINGS),
-  ]);
+  const unknown = unknownSettings(strings, [...SETTING_NAMES, ...WORKER_SETTING_NAMES, ...Object.values(BINDINGS)]);
   return {
     unknown,
     // The shared stores' deadline (REDIS_TIMEOUT_MS on Node) is the Durable Object one here: a round trip to an
@@ -92,11 +81,11 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
       ...config,
       upstream: config.upstream,
       metrics: { ...config.metrics, port: 0 },
-      redis: { ...config.redis, timeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS },
+      redis: { ...config.redis, timeoutMs: own.durableObjectTimeoutMs },
     },
-    durableObjectTimeoutMs: parsed.data.DURABLE_OBJECT_TIMEOUT_MS,
-    lookupCacheHost: parsed.data.LOOKUP_CACHE_HOST,
-    lookupCacheApi: parsed.data.LOOKUP_CACHE_API === 'on',
+    durableObjectTimeoutMs: own.durableObjectTimeoutMs,
+    lookupCacheHost: own.lookupCacheHost,
+    lookupCacheApi: own.lookupCacheApi,
     tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
     counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
     analytics: analytics as AnalyticsEngineDataset | undefined,
