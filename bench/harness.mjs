@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { baselineRef } from './baselines.mjs';
 
 export const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..');
@@ -144,25 +145,8 @@ export function build() {
     throw new Error('dist/runtime/node/gateway.js missing after build');
 }
 
-/**
- * Builds to compare against, by name: `before-hit-path-tuning` (the default) is the last build before the access log's
- * write tuning, the crash flush and the bound request metrics; `before-dispatch-transport` the last build whose
- * upstream transport used undici's `request()` with an AbortSignal per call; `before-main-country-parse` the last
- * build whose normalizer matched every country sharing a calling code and whose hit path read the clock for each
- * check; `before-encoded-bodies` the last build that encoded a cached answer's body on every hit and formatted the
- * log's date per millisecond; `before-restructure` the
- * last build with the flat runtime folder and the hand-written limiters; `single-process` the gateway before shared
- * state, the cost guard and the hardening. Any git ref works too.
- */
-export const BASELINES = {
-  'before-hit-path-tuning': '646c45a',
-  'before-dispatch-transport': '43e84e5',
-  'before-main-country-parse': '57b24d2',
-  'before-encoded-bodies': '604aa67',
-  'before-restructure': '6941051',
-  'single-process': 'd61eb6a',
-};
-export const DEFAULT_BASELINE = 'before-hit-path-tuning';
+// The named baselines live in bench/baselines.mjs; the scripts import them from here with the rest.
+export { BASELINES, DEFAULT_BASELINE, baselineRef } from './baselines.mjs';
 
 /**
  * The targets the before/after tables state beside the measured values: a cache hit costs at most 1.5x the server
@@ -170,9 +154,6 @@ export const DEFAULT_BASELINE = 'before-hit-path-tuning';
  * calling the upstream directly, and at most 300 µs of gateway CPU.
  */
 export const TARGETS = { hitCpuRatio: 0.67, missAddedP50Ms: 0.35, missCpuUs: 300 };
-
-/** The commit a baseline name stands for (a ref passes through). */
-export const baselineRef = (name) => BASELINES[name] ?? name;
 
 /**
  * The gateway of git `ref`, built in a temporary directory (git archive, its own runtime dependencies, this checkout's tsc),
@@ -185,7 +166,7 @@ export function buildBaseline(name) {
     return null;
   }
   const dir = mkdtempSync(join(tmpdir(), 'callerid-baseline-'));
-  log(`building the baseline ${ref} in ${dir}`);
+  log(`building the baseline ${name === ref ? ref : `${name} (${ref})`} in ${dir}`);
   const archive = spawnSync('sh', ['-c', `git -C "${root}" archive "${ref}" | tar -x -C "${dir}"`], {
     encoding: 'utf8',
   });

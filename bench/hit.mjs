@@ -1,8 +1,9 @@
-// `node bench/hit.mjs [--before <git-ref>] [--rounds N] [--seconds S] [--together] [--no-build]` (also part of `npm run bench`): the
-// cache-hit path at 50 connections, side by side in one run: a bare node:http server answering the same body, the same
-// server with the search's header fields and access-log line (the floor for an answer that keeps the contract), this
-// build's gateway without REDIS_URL, this build with REDIS_URL (shared token, lookup tier, counters), and (with
-// --before) the gateway built from <ref>. Rounds alternate the order so drift on a shared machine hits all alike;
+// `node bench/hit.mjs [--before <baseline or git-ref>] [--rounds N] [--seconds S] [--together] [--no-build]` (also part
+// of `npm run bench`): the cache-hit path at 50 connections, side by side in one run: a bare node:http server answering
+// the same body, the same server with the search's header fields and access-log line (the floor for an answer that
+// keeps the contract), the same job built from stock parts the way their docs show it (servers/stock-parts.mjs: what
+// a user would write without the gateway), this build's gateway without REDIS_URL, this build with REDIS_URL (shared
+// token, lookup tier, counters), and (with --before, a name from bench/baselines.mjs) the gateway built from <ref>. Rounds alternate the order so drift on a shared machine hits all alike;
 // the table has medians of req/s, p50, p99 and server CPU per request, and each one's ratio to the before and to bare
 // node. With --together every round loads all servers at once (each its own wrk), for ratios that hold on a machine
 // whose speed drifts between rounds; req/s are then shares of one core, not each server's own. Every feature on the hit path (client rate, revocation check, shared stores) must show here as ~1x.
@@ -32,8 +33,9 @@ const TOGETHER = process.argv.includes('--together');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const HIT_NUMBER = '+442079460010';
 const CONTRACT = "bare node:http, the search's fields and log line";
+const STOCK = 'stock parts (Hono, hono/jwt, pino, LRUCache…)';
 /** The reference servers: no target, no before, for them. */
-const REFERENCES = new Set(['bare node:http', CONTRACT]);
+const REFERENCES = new Set(['bare node:http', CONTRACT, STOCK]);
 const { canPin, cpuUs, startChild, withCpu, wrk } = createHarness();
 
 build();
@@ -85,6 +87,13 @@ servers[CONTRACT] = await startChild('servers/bare-node-contract.mjs', {
   BENCH_NUMBER: HIT_NUMBER,
 });
 tokens[CONTRACT] = '';
+// The same job from stock parts (bench/servers/stock-parts.mjs): it verifies this build's token with the same secret.
+servers[STOCK] = await startChild('servers/stock-parts.mjs', {
+  ...env,
+  BENCH_BODY_FILE: bodyFile,
+  BENCH_NUMBER: HIT_NUMBER,
+});
+tokens[STOCK] = tokens['this build'];
 
 const names = Object.keys(servers);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
@@ -136,6 +145,7 @@ const summary = Object.fromEntries(
 );
 const before = baselineScript === null ? undefined : summary[`before (${beforeRef})`];
 const bare = summary['bare node:http'];
+const stock = summary[STOCK];
 const ratio = (a, b) => (b === undefined ? '' : `${(a / b).toFixed(2)}x`);
 const rows = [
   [
@@ -145,6 +155,7 @@ const rows = [
     'p99 ms',
     'CPU µs/req',
     'CPU: bare node / this',
+    'CPU vs stock parts',
     'CPU/req vs before',
     'req/s vs before',
     'req/s vs bare node',
@@ -162,9 +173,10 @@ for (const n of names) {
     s.cpu.toFixed(1),
     n === 'bare node:http'
       ? ''
-      : n === CONTRACT
+      : REFERENCES.has(n)
         ? (bare.cpu / s.cpu).toFixed(2)
         : met(`${(bare.cpu / s.cpu).toFixed(2)}`, bare.cpu / s.cpu >= TARGETS.hitCpuRatio),
+    n === STOCK ? '' : ratio(s.cpu, stock.cpu),
     before && !REFERENCES.has(n) ? ratio(s.cpu, before.cpu) : '',
     before && !REFERENCES.has(n) ? ratio(s.rps, before.rps) : '',
     n === 'bare node:http' ? '' : ratio(s.rps, bare.rps),
@@ -173,7 +185,9 @@ for (const n of names) {
 }
 process.stdout.write(
   `\nhit path at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, ${TOGETHER ? 'all servers loaded at once' : 'alternating order'} (${new Date().toISOString()}, node ${process.version}; ` +
-    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; target: bare node / this >= ${TARGETS.hitCpuRatio} by CPU/req)\n${table(rows)}\n`,
+    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; target: bare node / this >= ${TARGETS.hitCpuRatio} by CPU/req)\n${table(rows)}\n` +
+    `stock parts: ${stock.cpu.toFixed(1)} µs CPU/hit; this build needs ${ratio(summary['this build'].cpu, stock.cpu)} of it ` +
+    `(stock parts / this build ${(stock.cpu / summary['this build'].cpu).toFixed(2)}x)\n`,
 );
 
 for (const s of Object.values(servers)) s.child.send({ type: 'stop' });

@@ -1,5 +1,6 @@
 // `npm run bench`: builds, then measures in one run, side by side: the hit path (gateway vs bare node:http vs
-// bare Hono), the miss path (gateway vs the simulator directly), coalescing, memory, and the upstream transports.
+// bare Hono), the miss path (gateway vs the simulator directly), coalescing, memory, and the upstream transports;
+// then the replicas bench, the hit bench with its stock-parts row and, beside a baseline, the miss bench.
 // Traffic goes to 127.0.0.1 only; every phase is bounded in time or count. Load generator: wrk (Lua scripts in
 // bench/lua); servers on core 0 and load on core 1 with taskset where it exists.
 import { spawn, spawnSync } from 'node:child_process';
@@ -340,18 +341,28 @@ if (!process.argv.includes('--no-replicas')) {
     { cwd: root, stdio: 'inherit' },
   );
 }
-// Before and after, side by side in one run (bench/hit.mjs, bench/miss.mjs): this build beside the build of an earlier
-// commit, by default DEFAULT_BASELINE in harness.mjs (before-hit-path-tuning);
-// `--before <ref>` picks another, `--no-before` skips it. `--miss-before <ref>` is the older spelling.
+// The hit bench (bench/hit.mjs: bare node:http, the contract's floor, stock parts, this build) and, beside a baseline,
+// the miss bench (bench/miss.mjs): this build beside the build of an earlier commit, by default DEFAULT_BASELINE
+// (bench/baselines.mjs); `--before <name or ref>` picks another, `--no-before` runs the hit bench without one.
+// `--miss-before <ref>` is the older spelling. --quick runs the hit bench short and without a baseline (building one
+// takes minutes); `--rounds N` and `--seconds S` pass through to both scripts.
 const beforeAt = Math.max(process.argv.indexOf('--before'), process.argv.indexOf('--miss-before'));
-const beforeRef = beforeAt === -1 ? DEFAULT_BASELINE : process.argv[beforeAt + 1];
-if (quick && beforeAt === -1)
-  log(`--quick: no before/after (it builds the baseline); npm run bench:before-after runs it`);
-else if (!process.argv.includes('--no-before')) {
-  for (const script of ['hit.mjs', 'miss.mjs'])
-    spawnSync(process.execPath, [join(here, script), '--no-build', '--before', beforeRef], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-}
+const beforeRef =
+  process.argv.includes('--no-before') || (quick && beforeAt === -1)
+    ? undefined
+    : beforeAt === -1
+      ? DEFAULT_BASELINE
+      : process.argv[beforeAt + 1];
+if (beforeRef === undefined) log('hit bench without a baseline; npm run bench:before-after runs one');
+const passed = ['--rounds', '--seconds'].flatMap((name) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? [] : [name, process.argv[at + 1]];
+});
+const shortened = quick && passed.length === 0 ? ['--rounds', '1', '--seconds', '2'] : passed;
+const before = beforeRef === undefined ? [] : ['--before', beforeRef];
+for (const script of beforeRef === undefined ? ['hit.mjs'] : ['hit.mjs', 'miss.mjs'])
+  spawnSync(process.execPath, [join(here, script), '--no-build', ...before, ...shortened], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 setTimeout(() => process.exit(0), 500).unref();

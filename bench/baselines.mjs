@@ -1,0 +1,22 @@
+// The named builds the bench compares against (`--before <name>`), each with its commit and what it is: the one place
+// the npm scripts and the bench scripts take them from. `--before` takes any git ref as well.
+
+/** Name → the commit and what that build is. */
+export const BASELINES = {
+  'before-search-contract': {
+    commit: '51ce6bd',
+    what: 'the last build before the search is rewritten as one runtime-neutral contract behind two doors',
+  },
+  'before-hit-path-tuning': {
+    commit: '646c45a',
+    what:
+      'the last build before the hit path was tuned: 4–16 KiB log writes, prom-client counting per request, ' +
+      'every miss through Hono; the long-range reference',
+  },
+};
+
+/** The baseline `npm run bench`, `npm run bench:before-after` and `npm run bench:instructions` compare against. */
+export const DEFAULT_BASELINE = 'before-search-contract';
+
+/** The commit a baseline name stands for (any other ref passes through). */
+export const baselineRef = (name) => BASELINES[name]?.commit ?? name;
