@@ -231,7 +231,9 @@ const schema = z.object({
   LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   LOG_HASH_KEY: optionalSecret,
   METRICS_TOKEN: optionalSecret,
-  METRICS_PORT: int(0, 65535, 0),
+  // /metrics on a listener of its own by default (9464, OpenTelemetry's Prometheus port): its labels name every
+  // client id, which no anonymous caller of the API port should learn. 0: no listener of its own.
+  METRICS_PORT: int(0, 65535, 9464),
   SHUTDOWN_TIMEOUT_SECONDS: int(0, 600, 10),
   REQUEST_MAX_BODY_BYTES: int(256, 1024 ** 2, 4096),
   HTTP_HEADERS_TIMEOUT_SECONDS: int(1, 600, 10),
