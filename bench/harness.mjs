@@ -130,6 +130,8 @@ export function benchGatewayEnv(simulatorUrl) {
     NODE_ENV: 'production',
     // One client drives all the load: its per-minute rate (default 600) would turn the run into 429s.
     CLIENT_RATE_PER_MINUTE: '10000000',
+    // /metrics beside the API, where the replicas bench reads it (the default 9464 would be one port for all).
+    METRICS_PORT: '0',
   };
 }
 

@@ -30,6 +30,7 @@ const child = spawn(
       GATEWAY_TOKEN_SECRET: 'profile-signing-key-at-least-32-bytes!!',
       GATEWAY_CLIENTS: `p:${createHash('sha256').update(secret).digest('hex')}`,
       DEFAULT_REGION: 'GB',
+      METRICS_PORT: '0',
       // One client drives all the load: its per-minute rate (default 600) would turn the run into 429s.
       CLIENT_RATE_PER_MINUTE: '10000000',
     },

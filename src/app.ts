@@ -41,8 +41,9 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use(requestBodyLimit(bodyBoundOf(services.config)));
 
   app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
-  // With METRICS_PORT set (Node), /metrics is served on that port only, not beside the API.
-  if (services.metrics && services.config.metrics.port === 0) {
+  // Beside the API only behind METRICS_TOKEN, or when METRICS_PORT=0 chose no listener of its own (Node): its
+  // labels name every client id. Otherwise /metrics is on METRICS_PORT alone.
+  if (services.metrics && (services.config.metrics.port === 0 || services.config.metrics.token !== undefined)) {
     app.route('/', metricsRoutes({ metrics: services.metrics, token: services.config.metrics.token }));
   }
 

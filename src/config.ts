@@ -242,7 +242,9 @@ const SETTINGS = {
   },
   metrics: {
     token: setting('METRICS_TOKEN', optionalSecret),
-    port: setting('METRICS_PORT', int(0, 65535, 0)),
+    // On a listener of its own by default (9464, OpenTelemetry's Prometheus port): its labels name every client id,
+    // which no anonymous caller of the API port should learn. 0: on the API port.
+    port: setting('METRICS_PORT', int(0, 65535, 9464)),
   },
   shutdownTimeoutSeconds: setting('SHUTDOWN_TIMEOUT_SECONDS', int(0, 600, 10)),
   /** Bounds an outsider can push against (docs/security.md). */

@@ -126,8 +126,9 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
           'CONSOLE_PROVIDER matched no result of an answer that holds other providers; check its spelling (the provider id or name)',
         );
       }
-      // No Cache-Status or Age: they would tell an anonymous visitor that someone looked the number up a moment
-      // ago, and (by the ttl of a positive or negative entry) whether providers it must hide list the number.
+      // No Cache-Status or Age (the guard removes them from every console answer): they would tell an anonymous
+      // visitor that someone looked the number up a moment ago, and (by the ttl of a positive or negative entry)
+      // whether providers it must hide list the number.
       return c.body(filtered.body, 200, {
         'content-type': 'application/json; charset=utf-8',
         'cache-control': PRIVATE_ANSWER,
@@ -201,6 +202,10 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
     else await next();
 
     const headers = c.res.headers;
+    // No console answer says what the cache did, a failure neither (the lookup's errors carry `Cache-Status`
+    // for the API: `fwd=miss; detail=upstream-error` would tell a visitor nobody asked for the number lately).
+    headers.delete('cache-status');
+    headers.delete('age');
     // Only a search is limited, so only a search says where it stands: the page, assets and 404s touch no
     // shared store (each would otherwise cost a round trip to Redis or a Durable Object).
     if (kind === 'search' && c.req.method === 'GET') {

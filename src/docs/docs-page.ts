@@ -39,15 +39,17 @@ window.addEventListener('DOMContentLoaded', function () {
 
 export const DOCS_STYLE = `
 body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; color: #1b2330; background: #fff; }
-.docs-bar { background: #14233a; color: #fff; padding: .8rem 1.5rem; display: flex; gap: 1.5rem; align-items: baseline; }
+/* The bar's links wrap onto a second line on a phone (390 px) instead of widening the page past the screen. */
+.docs-bar { background: #14233a; color: #fff; padding: .8rem 1.5rem; display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; align-items: baseline; }
 .docs-bar a { color: #cdd7e6; }
 .docs-bar strong { font-size: 1.1rem; }
-.problems { max-width: 60rem; margin: 0 auto; padding: 1.5rem; line-height: 1.5; }
+.problems { max-width: 60rem; margin: 0 auto; padding: 1.5rem; line-height: 1.5; overflow-wrap: anywhere; }
 .problems section { border-top: 1px solid #d9dfe7; padding: .75rem 0; }
 .problems section:target { background: #fff7d6; }
 .problems h2 { font-size: 1.15rem; margin: .25rem 0; }
 .problems .status { color: #5b6677; font-weight: normal; }
 .problems code { background: #eef1f5; border-radius: 4px; padding: 0 .25rem; }
+@media (max-width: 30rem) { .docs-bar { padding: .7rem 1rem; column-gap: 1rem; } .problems { padding: 1rem; } }
 `;
 
 const escapeHtml = (text: string) =>

@@ -119,7 +119,7 @@ export const routeDocs = {
     tags: ['Operations'],
     summary: 'Prometheus metrics',
     description:
-      'The Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; served on METRICS_PORT instead when that is set.',
+      'The Prometheus text format. On Node served on its own listener (METRICS_PORT, default 9464); on the API port only with METRICS_TOKEN set (then it needs `Authorization: Bearer <METRICS_TOKEN>`) or METRICS_PORT=0.',
     operationId: 'metrics',
     security: [{}, { metricsToken: [] }],
     responses: {

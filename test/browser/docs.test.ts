@@ -29,8 +29,9 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
 
   async function open(
     path: string,
+    viewport = { width: 1280, height: 900 },
   ): Promise<{ page: Page; requests: string[]; problems: string[]; close(): Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     const requests: string[] = [];
     const problems: string[] = [];
@@ -122,6 +123,29 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
       expect(await entry.innerText()).toMatch(/Not a possible phone number[\s\S]*400/);
       expect(problems).toEqual([]);
       expect(offHost(requests)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  // An iPhone 12-15's CSS width: the page must fit it, nothing to scroll sideways, the bar's links included.
+  const PHONE = { width: 390, height: 844 };
+
+  it.each(['/docs', '/docs/problems'])('fits a phone 390 px wide: %s is no wider than the screen', async (path) => {
+    const { page, problems, close } = await open(path, PHONE);
+    try {
+      if (path === '/docs') await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+      const width = await page.evaluate(() =>
+        Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+      );
+      expect(width).toBeLessThanOrEqual(PHONE.width);
+      // Every link of the bar inside the screen, "Problem types" the last of them.
+      for (const link of await page.locator('.docs-bar a').all()) {
+        const box = (await link.boundingBox())!;
+        expect(box.x + box.width, await link.innerText()).toBeLessThanOrEqual(PHONE.width);
+      }
+      await page.screenshot({ path: `${SHOTS}/phone${path.replaceAll('/', '-')}.png`, fullPage: false });
+      expect(problems).toEqual([]);
     } finally {
       await close();
     }

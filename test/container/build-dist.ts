@@ -61,6 +61,8 @@ export function productionGatewayEnv(options: {
     GATEWAY_TOKEN_SECRET: options.signingKey,
     GATEWAY_CLIENTS: options.clients,
     DEFAULT_REGION: 'GB',
+    // /metrics beside the API: parallel gateways cannot all have the default 9464.
+    METRICS_PORT: '0',
   };
 }
 

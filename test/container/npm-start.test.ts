@@ -35,7 +35,13 @@ describe('npm start', () => {
     // --ignore-scripts skips prestart's build (done above); the start script itself still runs.
     const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], {
       cwd: built.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        METRICS_PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const port = await new Promise<number>((resolve, reject) => {

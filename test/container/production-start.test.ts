@@ -1,5 +1,7 @@
 // The container's production start path without a Docker engine: the Dockerfile's own steps run in a
-// temporary directory (build → `npm ci --omit=dev` → its CMD), then a login and a search go through it.
+// temporary directory (build → `npm ci --omit=dev` → its CMD), which then holds what the image holds: the
+// production dependency set alone and dist/. A login and a search go through it, in demo mode and in front of an
+// upstream, and the image's HEALTHCHECK command runs against it.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile } from 'node:fs/promises';
@@ -9,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from './build-dist.js';
+import { parseConfig } from '../../src/config.js';
+import { freePort } from '../helpers/free-port.js';
 import { loginAt } from '../helpers/stack.js';
 
 const run = promisify(execFile);
@@ -19,6 +23,7 @@ interface DockerSteps {
   /** The final stage's dependency install (`npm ci --omit=dev ...`). */
   installProduction: string[];
   healthcheck: string[];
+  entrypoint: string[];
   cmd: string[];
   lines: string[];
 }
@@ -40,15 +45,26 @@ function readDockerfile(text: string): DockerSteps {
     stages: lines.filter((l) => l.startsWith('FROM ')),
     installProduction: install.replace(/^RUN /, '').split('&&')[0]!.trim().split(/\s+/),
     healthcheck: json(/^HEALTHCHECK .*?CMD /),
+    entrypoint: json(/^ENTRYPOINT /),
     cmd: json(/^CMD /),
     lines,
   };
 }
 
+/** The image's HEALTHCHECK command against a gateway on `port`: its exit code. */
+function healthcheck(port: number): Promise<number> {
+  const [command, ...args] = steps.healthcheck;
+  return run(command!, args, { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, timeout: 3_000 }).then(
+    () => 0,
+    (err: { code?: number }) => (typeof err.code === 'number' ? err.code : 1),
+  );
+}
+
+let steps: DockerSteps;
+
 describe('container production start path', () => {
   let built: BuiltDist;
   let simulator: SimulatorServer;
-  let steps: DockerSteps;
   let gateway: GatewayProcess | undefined;
 
   beforeAll(async () => {
@@ -70,13 +86,32 @@ describe('container production start path', () => {
 
   it('is a multi-stage build on node:24-slim that runs as a non-root user with a health check and no secrets', () => {
     expect(steps.stages.length).toBeGreaterThanOrEqual(2);
-    expect(steps.lines).toContain('ARG NODE_IMAGE=node:24-slim');
+    // Every stage from the one argument: the tag, or the tag pinned by a digest (64 hex digits, never a stand-in).
+    const image = steps.lines.find((l) => l.startsWith('ARG NODE_IMAGE='));
+    expect(image).toMatch(/^ARG NODE_IMAGE=node:24-slim(@sha256:[0-9a-f]{64})?$/);
+    for (const stage of steps.stages) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/);
     expect(steps.lines).toContain('RUN npm run build');
     expect(steps.lines.filter((l) => l.startsWith('USER ')).at(-1)).toMatch(/^USER (?!root\b|0\b)\S+/);
-    expect(steps.lines).toContain('EXPOSE 8080');
     expect(steps.cmd).toEqual(['node', 'dist/runtime/node/main.js']);
     for (const line of steps.lines.filter((l) => /^(ENV|ARG) /.test(l)))
       expect(line).not.toMatch(/SECRET|TOKEN|PASSWORD|CLIENTS|KEY/i);
+  });
+
+  it('says how to pin the base image by digest', async () => {
+    const text = await readFile(join(REPO, 'Dockerfile'), 'utf8');
+    expect(text).toContain('docker buildx imagetools inspect node:24-slim');
+    expect(text).toContain('--build-arg NODE_IMAGE=node:24-slim@sha256:');
+  });
+
+  it('runs tini as PID 1, exposes the API and the metrics port, and checks health without starting Node', () => {
+    expect(steps.lines.some((l) => /^RUN apt-get update\s+&& .*apt-get install .*\btini\b/.test(l))).toBe(true);
+    expect(steps.entrypoint).toEqual(['/usr/bin/tini', '--']);
+    const env = steps.lines.filter((l) => l.startsWith('ENV ')).join(' ');
+    const metricsPort = /\bMETRICS_PORT=(\d+)/.exec(env)?.[1];
+    expect(Number(metricsPort)).toBe(parseConfig({}).metrics.port);
+    expect(steps.lines).toContain(`EXPOSE 8080 ${metricsPort}`);
+    expect(steps.healthcheck[0]).not.toBe('node');
+    expect(steps.healthcheck.join(' ')).not.toMatch(/\bnode\b/);
   });
 
   it('installs production dependencies only', () => {
@@ -90,6 +125,7 @@ describe('container production start path', () => {
     const [node, ...cmdArgs] = steps.cmd;
     expect(node).toBe('node');
     expect(cmdArgs).toEqual(['dist/runtime/node/main.js']);
+    const metricsPort = await freePort();
     gateway = await startGatewayProcess(built.dir, {
       NODE_ENV: 'production',
       PORT: '0',
@@ -101,6 +137,7 @@ describe('container production start path', () => {
       GATEWAY_TOKEN_SECRET: 'container-test-signing-key-of-32-bytes!',
       GATEWAY_CLIENTS: `crm:${await sha256Hex(CLIENT_SECRET)}`,
       DEFAULT_REGION: 'GB',
+      METRICS_PORT: String(metricsPort),
     });
     const base = `http://127.0.0.1:${gateway.port}`;
     const token = await loginAt(base, 'crm', CLIENT_SECRET);
@@ -110,19 +147,54 @@ describe('container production start path', () => {
     expect(search.status).toBe(200);
     expect(((await search.json()) as { total: number }).total).toBeGreaterThan(0);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
-    expect(await (await fetch(`${base}/metrics`)).text()).toContain('process_cpu_user_seconds_total');
-
-    const [hcNode, ...hcArgs] = steps.healthcheck;
-    const check = await run(hcNode === 'node' ? process.execPath : hcNode!, hcArgs, {
-      env: { PORT: String(gateway.port) },
-    }).then(
-      () => 0,
-      (err: { code?: number }) => err.code ?? 1,
+    expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
+      'process_cpu_user_seconds_total',
     );
-    expect(check).toBe(0);
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
 
+    expect(await healthcheck(gateway.port)).toBe(0);
     gateway.child.kill('SIGTERM');
     expect(await gateway.exited).toBe(0);
+    // The check can fail: nothing listens on the port any more.
+    expect(await healthcheck(gateway.port)).not.toBe(0);
+  });
+
+  it('starts in demo mode from the production dependencies alone and answers the login and search it prints', async () => {
+    const metricsPort = await freePort();
+    const demo = await startGatewayProcess(built.dir, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+    });
+    try {
+      const printed = async (label: string): Promise<string> => {
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const text = demo.lines.map((l) => (typeof l.text === 'string' ? l.text : '')).join('\n');
+          const value = new RegExp(`^\\s*${label}:\\s+(\\S+)$`, 'm').exec(text)?.[1];
+          if (value !== undefined) return value;
+          if (Date.now() > deadline) throw new Error(`no "${label}:" line in ${text}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const base = `http://127.0.0.1:${demo.port}`;
+      const token = await loginAt(base, await printed('demo client id'), await printed('demo client secret'));
+      const search = await fetch(`${base}/v2/contacts/search?what=${encodeURIComponent('020 7946 0001')}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(search.status).toBe(200);
+      expect(((await search.json()) as { total: number }).total).toBeGreaterThan(0);
+      // Where a newcomer finds the metrics: printed, and answering there.
+      const metricsUrl = await printed('metrics');
+      expect(metricsUrl).toBe(`http://localhost:${metricsPort}/metrics`);
+      const metrics = await fetch(metricsUrl.replace('localhost', '127.0.0.1'));
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('callerid_gateway_http_requests_total');
+      expect(demo.stderr()).toBe('');
+    } finally {
+      demo.child.kill('SIGTERM');
+      expect(await demo.exited).toBe(0);
+    }
   });
 
   it('refuses demo mode under NODE_ENV=production with one clear line', async () => {

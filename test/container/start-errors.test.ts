@@ -57,6 +57,19 @@ describe('start failures of the built entry point', () => {
     expect(exit.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('names METRICS_PORT in one line and exits 1 when the metrics port is already in use', async () => {
+    const exit = await runEntry(built.dir, {
+      PORT: '0',
+      METRICS_PORT: String(takenPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+    });
+    expect(exit.code).toBe(1);
+    const lines = exit.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`port ${takenPort} is already in use .*set METRICS_PORT to a free port`));
+  });
+
   it('reports every wrong setting at once, one line each, saying what is allowed', async () => {
     const exit = await runEntry(built.dir, {
       PORT: '0',

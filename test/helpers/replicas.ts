@@ -3,6 +3,7 @@
 import type { EnvSource } from '../../src/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/simulator/server.js';
+import { freePort } from './free-port.js';
 import { captureLogger, type CapturedLog } from './recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS, type ClientName } from './stack.js';
 
@@ -24,7 +25,12 @@ export interface Replicas {
 
 export async function startReplicas(
   count: number,
-  options: { env?: EnvSource; simulator?: SimulatorServerOptions } = {},
+  options: {
+    env?: EnvSource;
+    simulator?: SimulatorServerOptions;
+    /** Each replica's /metrics on a listener of its own (METRICS_PORT, a free port), as deployed; else on the API port. */
+    metricsPorts?: boolean;
+  } = {},
 ): Promise<Replicas> {
   const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   // These tests drive one client in loops across all replicas to measure sharing; the client rate (default 600 a
@@ -33,7 +39,8 @@ export async function startReplicas(
   const replicas = await Promise.all(
     Array.from({ length: count }, async (): Promise<Replica> => {
       const logger = captureLogger();
-      const gateway = await startNodeGateway(env, { logger });
+      const metricsPort = options.metricsPorts ? { METRICS_PORT: String(await freePort()) } : {};
+      const gateway = await startNodeGateway({ ...env, ...metricsPort }, { logger });
       return {
         gateway,
         logs: logger.lines,

@@ -61,6 +61,8 @@ export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
     GATEWAY_ADMIN_CLIENTS: 'ops',
     DEFAULT_REGION: 'GB',
     UPSTREAM_TIMEOUT_MS: '1000',
+    // /metrics beside the API, where the tests read it (parallel gateways cannot all have the default 9464).
+    METRICS_PORT: '0',
   };
 }
 

@@ -161,3 +161,47 @@ describe('console: off without CONSOLE_PROVIDER', () => {
     expect(stack.simulator.controls.stats().searchCalls).toBe(0);
   });
 });
+
+describe('console: failures say nothing about the cache', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', CONSOLE_RATE_PER_ADDRESS: '1000', CONSOLE_RATE_TOTAL: '10000' },
+    });
+  });
+  afterAll(() => stack.close());
+
+  const typeOf = async (res: Response) => ((await res.json()) as { type: string }).type;
+
+  it('answers the 502 after an upstream error and the 503 of a cooldown without Cache-Status or Age', async () => {
+    const token = await stack.login();
+    stack.simulator.controls.setFaults({ errorRate: 1 });
+    // The API says what the cache did with the failed lookup; the console must not.
+    const api = await stack.search('+442079460002', token);
+    expect(api.status).toBe(502);
+    expect(api.headers.get('cache-status')).toMatch(/detail=upstream-error/);
+    const failed = await consoleSearch(stack.gateway.url, '+442079460003');
+    expect(failed.status).toBe(502);
+    expect(await typeOf(failed)).toMatch(/upstream-error$/);
+    expect(failed.headers.get('cache-status')).toBeNull();
+    expect(failed.headers.get('age')).toBeNull();
+
+    stack.simulator.controls.setFaults({ errorRate: 0, rateLimitRate: 1, rateLimitRetryAfter: '30' });
+    const limited = await consoleSearch(stack.gateway.url, '+442079460004');
+    expect(limited.status).toBe(503);
+    expect(await typeOf(limited)).toMatch(/upstream-rate-limited$/);
+    expect(limited.headers.get('cache-status')).toBeNull();
+    const calls = stack.simulator.controls.stats().searchCalls;
+    // During the cooldown nothing goes upstream: the gateway answers 503 itself.
+    const apiCooling = await stack.search('+442079460005', token);
+    expect(apiCooling.status).toBe(503);
+    expect(apiCooling.headers.get('cache-status')).toMatch(/detail=upstream-rate-limited/);
+    const cooling = await consoleSearch(stack.gateway.url, '+442079460006');
+    expect(cooling.status).toBe(503);
+    expect(cooling.headers.get('retry-after')).not.toBeNull();
+    expect(cooling.headers.get('cache-status')).toBeNull();
+    expect(cooling.headers.get('age')).toBeNull();
+    expect(stack.simulator.controls.stats().searchCalls).toBe(calls);
+    stack.simulator.controls.setFaults({ rateLimitRate: 0 });
+  });
+});

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
+import { parseConfig } from '../../src/config.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
 const LISTED = '+442079460001';
@@ -293,33 +294,68 @@ describe('health endpoints', () => {
 });
 
 describe('metrics protection', () => {
-  it('requires METRICS_TOKEN as a bearer token when set', async () => {
-    const stack = await startStack({ env: { METRICS_TOKEN: 'scrape-token-0123456789' } });
+  /** A search by `crm`, so the registry holds series labelled with that client id. */
+  async function searchAsCrm(stack: Stack): Promise<void> {
+    expect((await stack.search(LISTED, await stack.login('crm'))).status).toBe(200);
+  }
+
+  it('serves /metrics on its own port by default (9464), away from the API port', () => {
+    expect(parseConfig({}).metrics).toEqual({ port: 9464, token: undefined });
+  });
+
+  it('does not show client ids to an anonymous caller of the API port when METRICS_PORT is set (the default)', async () => {
+    const port = await freePort();
+    const stack = await startStack({ env: { METRICS_PORT: String(port) } });
     try {
-      const anonymous = await fetch(`${stack.gateway.url}/metrics`);
-      expect(anonymous.status).toBe(401);
-      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect((await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
-        401,
-      );
-      const text = await metricsText(stack, { headers: { authorization: 'Bearer scrape-token-0123456789' } });
-      expect(text).toContain('callerid_gateway_http_requests_total');
+      await searchAsCrm(stack);
+      const api = await fetch(`${stack.gateway.url}/metrics`);
+      expect(api.status).toBe(404);
+      expect(await api.text()).not.toContain('crm');
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
+      expect(text).toMatch(/\{client="crm"/);
+      expect((await fetch(`http://127.0.0.1:${port}/v2/contacts/search`)).status).toBe(404);
+      expect(stack.logs.find((l) => l.fields.event === 'start')?.fields.metricsPort).toBe(port);
+      expect(stack.logs.some((l) => l.fields.event === 'metrics_open')).toBe(false);
     } finally {
       await stack.close();
     }
   });
 
-  it('serves /metrics only on METRICS_PORT when that is set', async () => {
+  it('with METRICS_TOKEN also answers on the API port, to that bearer token only; the metrics port asks it too', async () => {
     const port = await freePort();
-    const stack = await startStack({ env: { METRICS_PORT: String(port) } });
+    const token = 'scrape-token-0123456789';
+    const stack = await startStack({ env: { METRICS_TOKEN: token, METRICS_PORT: String(port) } });
     try {
-      expect((await fetch(`${stack.gateway.url}/metrics`)).status).toBe(404);
-      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-      expect(res.status).toBe(200);
-      expect(await res.text()).toContain(
-        'callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1',
+      await searchAsCrm(stack);
+      const anonymous = await fetch(`${stack.gateway.url}/metrics`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(await anonymous.text()).not.toContain('crm');
+      expect((await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+        401,
       );
-      expect((await fetch(`http://127.0.0.1:${port}/v2/contacts/search`)).status).toBe(404);
+      const text = await metricsText(stack, { headers: { authorization: `Bearer ${token}` } });
+      expect(text).toContain('callerid_gateway_http_requests_total');
+      expect(text).toMatch(/\{client="crm"/);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
+      const own = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(own.status).toBe(200);
+    } finally {
+      await stack.close();
+    }
+  });
+
+  it('with METRICS_PORT=0 and no token serves /metrics beside the API, as chosen, and warns at start', async () => {
+    const stack = await startStack({ env: { METRICS_PORT: '0' } });
+    try {
+      await searchAsCrm(stack);
+      expect(await metricsText(stack)).toMatch(/\{client="crm"/);
+      const warning = stack.logs.find((l) => l.fields.event === 'metrics_open');
+      expect(warning).toMatchObject({ level: 'warn' });
+      expect(warning?.msg).toMatch(/METRICS_TOKEN/);
     } finally {
       await stack.close();
     }

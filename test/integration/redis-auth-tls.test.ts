@@ -89,23 +89,29 @@ describe.skipIf(!hasRedisServer || !hasOpenssl)('gateways on a Redis that speaks
     dir = mkdtempSync(join(tmpdir(), 'callerid-redis-tls-'));
     const [certFile, keyFile] = [join(dir, 'server.pem'), join(dir, 'server-key.pem')];
     // A self-signed certificate for 127.0.0.1: the gateway trusts it only through REDIS_TLS_CA_FILE.
-    execFileSync('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ]);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        // Piped, not inherited: openssl's key-generation progress dots would otherwise land in a passing run's output;
+        // on a failure the error carries them.
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     redis = await startOwnRedis(undefined, { tls: { certFile, keyFile, caFile: certFile } });
   });
   afterAll(async () => {

@@ -66,6 +66,7 @@ describe('gateway token acceptance', () => {
         GATEWAY_CLIENTS: others.join(','),
         DEFAULT_REGION: 'GB',
         LOG_LEVEL: 'silent',
+        METRICS_PORT: '0',
       });
       const pbx = await loginAt(restarted.url, 'pbx', CLIENTS.pbx);
       // The number is cached there too, so a hit path that skipped the registry would answer.

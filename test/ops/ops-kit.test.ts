@@ -7,6 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { parseConfig } from '../../src/config.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
 import { typeCheckK8s, validateComposeSchema, validateK8sSchema, type K8sObject } from '../helpers/manifest-checks.js';
@@ -198,6 +199,36 @@ describe('compose file (config/compose.yaml)', () => {
       encoding: 'utf8',
     });
     expect(run.stdout + run.stderr).toMatch(/set GATEWAY_TOKEN_SECRET/);
+  });
+});
+
+describe('the metrics port across the kit', () => {
+  const defaultPort = parseConfig({}).metrics.port;
+  const k8s = readdirSync(`${CONFIG_DIR}k8s/`)
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap((f) => parseAllDocuments(readFileSync(`${CONFIG_DIR}k8s/${f}`, 'utf8')).map((d) => d.toJS()));
+  const kind = (k: string) => k8s.find((o) => o.kind === k);
+
+  it('is the one Prometheus scrapes, the gateways listen on, and no published or Service port', () => {
+    expect(defaultPort).toBeGreaterThan(0);
+    const scrape = parse(readFileSync(`${CONFIG_DIR}prometheus/prometheus.yml`, 'utf8'));
+    expect(scrape.scrape_configs[0].dns_sd_configs[0].port).toBe(defaultPort);
+
+    const gateway = parse(readFileSync(`${CONFIG_DIR}compose.yaml`, 'utf8'), { merge: true }).services.gateway;
+    expect(Number(gateway.environment.METRICS_PORT)).toBe(defaultPort);
+    for (const published of gateway.ports as string[]) expect(published).not.toContain(String(defaultPort));
+
+    const pod = kind('Deployment').spec.template;
+    expect(Number(pod.metadata.annotations['prometheus.io/port'])).toBe(defaultPort);
+    const ports = pod.spec.containers[0].ports as { name: string; containerPort: number }[];
+    expect(ports.find((p) => p.name === 'metrics')?.containerPort).toBe(defaultPort);
+    expect(Number(kind('ConfigMap').data.METRICS_PORT)).toBe(defaultPort);
+    const servicePorts = kind('Service').spec.ports as { targetPort: string | number }[];
+    expect(servicePorts.map((p) => p.targetPort)).not.toContain('metrics');
+    expect(servicePorts.map((p) => p.targetPort)).not.toContain(defaultPort);
+
+    const example = readFileSync(`${CONFIG_DIR}example.env`, 'utf8');
+    expect(example).toMatch(new RegExp(`^METRICS_PORT=${defaultPort}$`, 'm'));
   });
 });
 

@@ -1,6 +1,7 @@
-// The operators' kit proven against Prometheus's own server: two gateway replicas on loopback are scraped
-// every second, traffic makes hits, misses, errors and 429s, then every PromQL expression of the Grafana
-// dashboard and of config/prometheus/alerts.yml is evaluated through Prometheus's HTTP API.
+// The operators' kit proven against Prometheus's own server: two gateway replicas on loopback are scraped on
+// their metrics listeners every second, traffic makes hits, misses, errors and 429s, then every PromQL
+// expression of the Grafana dashboard and of config/prometheus/alerts.yml is evaluated through Prometheus's
+// HTTP API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { PROMETHEUS_BIN, startPrometheus, type PromSample, type RunningPrometheus } from '../helpers/prometheus.js';
@@ -28,10 +29,12 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
         CONSOLE_RATE_PER_ADDRESS: '2',
         UPSTREAM_BREAKER_FAILURES: '50',
       },
+      // Scraped on their metrics listeners, as config/prometheus/prometheus.yml does.
+      metricsPorts: true,
     });
     prometheus = await startPrometheus({
       job: JOB,
-      targets: stack.replicas.map((r) => new URL(r.gateway.url).host),
+      targets: stack.replicas.map((r) => `127.0.0.1:${r.gateway.metricsServer!.port}`),
       ruleFiles: [ALERTS_FILE],
     });
     // Both targets scraped once before the traffic, so every counter has a sample from before it.

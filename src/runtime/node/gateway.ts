@@ -19,7 +19,7 @@ import type { UpstreamHttp } from '../../upstream/http.js';
 import { startDemo, type DemoSetup } from './demo.js';
 import { createNodeHttp } from './http.js';
 import { createNodeLogger } from './logger.js';
-import { createNodeMetrics, startMetricsServer, type MetricsServer } from './metrics.js';
+import { createMetricsServer, createNodeMetrics } from './metrics.js';
 import { createNodeRedis } from '../redis/client.js';
 import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLimiters } from '../redis/limiters.js';
@@ -47,8 +47,8 @@ export interface RunningGateway {
   app: ReturnType<typeof createApp>;
   server: ServerType;
   demo: DemoSetup | null;
-  /** Set when METRICS_PORT serves /metrics on a port of its own. */
-  metricsServer: MetricsServer | null;
+  /** Set when METRICS_PORT serves /metrics on a port of its own (by default). */
+  metricsServer: { port: number; server: ServerType } | null;
   /**
    * Stops accepting, lets in-flight requests finish within `timeoutMs` (default SHUTDOWN_TIMEOUT_SECONDS),
    * cuts what is still running after that, then releases the upstream pool and demo simulator.
@@ -158,9 +158,12 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   answerExpectContinue(server, handler, bodyBoundOf(config));
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = config.http.maxConnections;
+  const metricsListener = config.metrics.port > 0 ? createMetricsServer(metrics, config.metrics.token) : null;
   try {
-    await listen(server, config.port, config.host);
+    await listen(server, config.port, config.host, 'PORT');
+    if (metricsListener) await listen(metricsListener, config.metrics.port, config.host, 'METRICS_PORT');
   } catch (err) {
+    if (server.listening) server.close();
     await settledWithin(http.close?.(), 1000);
     await redis?.close();
     await demo?.close();
@@ -169,14 +172,19 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const metricsServer =
-    config.metrics.port > 0
-      ? await startMetricsServer(metrics, { port: config.metrics.port, host: config.host, token: config.metrics.token })
-      : null;
+  const metricsServer = metricsListener
+    ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
+    : null;
   logger.info(
     { event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null },
     'gateway listening',
   );
+  if (!metricsServer && config.metrics.token === undefined) {
+    logger.warn(
+      { event: 'metrics_open', port },
+      'METRICS_PORT=0 and no METRICS_TOKEN: GET /metrics on the API port shows every client id to anyone who reaches it',
+    );
+  }
 
   return {
     url,
@@ -210,17 +218,19 @@ function maxRetentionMsOf(config: Config): number {
   return (Math.max(ttlSeconds, negativeTtlSeconds) + Math.max(staleWhileRevalidateSeconds, staleIfErrorSeconds)) * 1000;
 }
 
-/** Listens, turning the usual failures (port taken, not allowed) into one line that names the port. */
-function listen(server: ServerType, port: number, host: string): Promise<void> {
+/** Listens, turning the usual failures (port taken, not allowed) into one line that names the port and its setting. */
+function listen(server: ServerType, port: number, host: string, setting: 'PORT' | 'METRICS_PORT'): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
       if (err.code === 'EADDRINUSE')
         reject(
-          new Error(`port ${port} is already in use (${where}): stop the other process or set PORT to a free port`),
+          new Error(
+            `port ${port} is already in use (${where}): stop the other process or set ${setting} to a free port`,
+          ),
         );
       else if (err.code === 'EACCES')
-        reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set PORT`));
+        reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set ${setting}`));
       else if (err.code === 'EADDRNOTAVAIL')
         reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
       else reject(err);

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
         `  demo client id:     ${clientId}`,
         `  demo client secret: ${clientSecret}`,
         `  console:            ${base}/console`,
+        `  metrics:            http://localhost:${gateway.metricsServer?.port ?? gateway.port}/metrics`,
         '',
         'Try it (paste into a shell):',
         ...demoCommands(base, clientId, clientSecret),

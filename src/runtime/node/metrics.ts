@@ -1,6 +1,6 @@
 // Node's metrics: a registry of the gateway's own with Node's default process metrics added (those fail
 // in workerd, so only here), and the optional separate metrics port (METRICS_PORT).
-import { serve, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createMetricsApp } from '../../app.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
@@ -20,21 +20,7 @@ export function createNodeMetrics(): GatewayMetrics {
   return createMetrics({ registry });
 }
 
-export interface MetricsServer {
-  port: number;
-  server: ServerType;
-}
-
-/** Serves only GET /metrics on its own port, so it can stay off the network the API is exposed to. */
-export function startMetricsServer(
-  metrics: GatewayMetrics,
-  options: { port: number; host: string; token: string | undefined },
-): Promise<MetricsServer> {
-  const app = createMetricsApp(metrics, options.token);
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) =>
-      resolve({ port: info.port, server }),
-    );
-    server.once('error', reject);
-  });
+/** Serves only GET /metrics, on a port of its own, so it can stay off the network the API is exposed to. */
+export function createMetricsServer(metrics: GatewayMetrics, token: string | undefined): ServerType {
+  return createAdaptorServer({ fetch: createMetricsApp(metrics, token).fetch });
 }
