@@ -66,6 +66,20 @@ const httpUrl = z.pipe(
   z.transform((v) => v.replace(/\/+$/, '')),
 );
 
+/**
+ * The gateway's public base URL, its OAuth issuer identifier (RFC 8414 section 2): an http(s) URL without query,
+ * fragment or credentials; a trailing slash is dropped.
+ */
+const baseUrl = z.pipe(
+  httpUrl,
+  z.string().check(
+    z.refine((v) => {
+      const url = new URL(v);
+      return !v.includes('?') && !v.includes('#') && !url.username && !url.password;
+    }, 'must be a base URL without query, fragment or credentials, e.g. https://callerid.example.com'),
+  ),
+);
+
 const optionalText = z.pipe(
   z.optional(text()),
   z.transform((v) => (v ? v : undefined)),
@@ -159,6 +173,7 @@ const optionalSecret = z.pipe(
 const schema = z.object({
   PORT: int(0, 65535, 8080),
   HOST: textOr('0.0.0.0'),
+  PUBLIC_BASE_URL: z.optional(baseUrl),
   UPSTREAM_AUTH_URL: z.optional(httpUrl),
   UPSTREAM_BASE_URL: z.optional(httpUrl),
   UPSTREAM_CLIENT_ID: optionalText,
@@ -458,6 +473,8 @@ export function parseConfig(env: EnvSource) {
   return {
     port: e.PORT,
     host: e.HOST,
+    /** The base URL clients reach the gateway at (the OAuth issuer); undefined: the origin each request came to. */
+    publicBaseUrl: e.PUBLIC_BASE_URL,
     upstream,
     gatewayTokens: {
       /** Undefined only in demo mode before the runtime fills it in. */

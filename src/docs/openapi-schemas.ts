@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 component schemas (JSON Schema 2020-12) of the gateway's answers, referenced by the route
 // descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi-responses.test.ts).
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import type { Config } from '../config.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;
@@ -102,6 +103,102 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
         },
         uniqueId: { type: ['string', 'null'] },
         clientId: { type: 'string', description: 'Echoes client_id.' },
+      },
+    },
+    OAuthTokenRequest: {
+      type: 'object',
+      description:
+        'The client-credentials grant of RFC 6749 section 4.4, form-encoded. `client_id` and `client_secret` are the form fields of `client_secret_post`; with `client_secret_basic` they come as HTTP Basic instead and are left out here.',
+      required: ['grant_type'],
+      properties: {
+        grant_type: { type: 'string', enum: ['client_credentials'] },
+        client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
+        client_secret: { type: 'string', format: 'password' },
+        scope: {
+          type: 'string',
+          description: `Optional; space-delimited. The only scope is \`${GATEWAY_SCOPE}\`, granted also when none is asked for.`,
+          examples: [GATEWAY_SCOPE],
+        },
+      },
+    },
+    OAuthTokenResponse: {
+      type: 'object',
+      description: 'RFC 6749 section 5.1: the same gateway token as `POST /token/login` issues.',
+      required: ['access_token', 'token_type', 'expires_in', 'scope'],
+      additionalProperties: false,
+      properties: {
+        access_token: {
+          type: 'string',
+          minLength: 1,
+          description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
+        },
+        token_type: { const: 'Bearer' },
+        expires_in: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Lifetime in seconds (GATEWAY_TOKEN_TTL_SECONDS).',
+          examples: [90000],
+        },
+        scope: { type: 'string', description: 'Space-delimited; the one scope.', examples: [GATEWAY_SCOPE] },
+      },
+    },
+    OAuthError: {
+      type: 'object',
+      description: 'RFC 6749 section 5.2, as application/json (not a problem: OAuth clients read these members).',
+      required: ['error', 'error_description'],
+      additionalProperties: false,
+      properties: {
+        error: {
+          type: 'string',
+          enum: [
+            'invalid_request',
+            'invalid_client',
+            'unsupported_grant_type',
+            'invalid_scope',
+            'temporarily_unavailable',
+          ],
+          description: '`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*).',
+        },
+        error_description: { type: 'string' },
+      },
+    },
+    AuthorizationServerMetadata: {
+      type: 'object',
+      description: 'RFC 8414 authorization server metadata of the token endpoint.',
+      required: [
+        'issuer',
+        'token_endpoint',
+        'grant_types_supported',
+        'token_endpoint_auth_methods_supported',
+        'scopes_supported',
+        'response_types_supported',
+      ],
+      additionalProperties: false,
+      properties: {
+        issuer: {
+          type: 'string',
+          format: 'uri',
+          description: 'PUBLIC_BASE_URL, else the origin the request came to.',
+          examples: ['https://callerid.example.com'],
+        },
+        token_endpoint: { type: 'string', format: 'uri', examples: ['https://callerid.example.com/oauth2/token'] },
+        grant_types_supported: { type: 'array', items: { const: 'client_credentials' } },
+        token_endpoint_auth_methods_supported: {
+          type: 'array',
+          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+        },
+        scopes_supported: { type: 'array', items: { type: 'string' }, examples: [[GATEWAY_SCOPE]] },
+        response_types_supported: {
+          type: 'array',
+          items: { type: 'string' },
+          maxItems: 0,
+          description: 'Empty: there is no authorization endpoint, only the client-credentials grant.',
+        },
+        service_documentation: {
+          type: 'string',
+          format: 'uri',
+          description: 'This API reference (/docs), where the runtime serves it.',
+        },
       },
     },
     SearchAnswer: {
