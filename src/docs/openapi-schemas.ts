@@ -17,6 +17,23 @@ const E164: Schema = {
 const count: Schema = { type: 'integer', minimum: 0 };
 const countOrNull: Schema = { type: ['integer', 'null'], minimum: 0 };
 
+/** The form fields of the client-credentials grant, on both token endpoints. */
+const GRANT_FIELDS: Record<string, Schema> = {
+  grant_type: { type: 'string', enum: ['client_credentials'] },
+  client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
+  client_secret: { type: 'string', format: 'password' },
+};
+
+/** The token both token endpoints answer with, in the same two members. */
+const ISSUED_TOKEN: Record<string, Schema> = {
+  access_token: {
+    type: 'string',
+    minLength: 1,
+    description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
+  },
+  token_type: { const: 'Bearer' },
+};
+
 /** The example search body: the built-in simulator's, which the default UPSTREAM_*_PATH settings match. */
 const SEARCH_EXAMPLE = {
   query: { what: '+442079460001' },
@@ -63,11 +80,7 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       description:
         "The upstream's own client-credentials grant, form-encoded. `client_id` and `client_secret` are left out when the client sends them as HTTP Basic instead.",
       required: ['grant_type'],
-      properties: {
-        grant_type: { type: 'string', enum: ['client_credentials'] },
-        client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
-        client_secret: { type: 'string', format: 'password' },
-      },
+      properties: GRANT_FIELDS,
     },
     TokenResponse: {
       type: 'object',
@@ -76,12 +89,7 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       required: ['access_token', 'token_type', 'expires_in', 'scope', 'uniqueId', 'clientId'],
       additionalProperties: false,
       properties: {
-        access_token: {
-          type: 'string',
-          minLength: 1,
-          description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
-        },
-        token_type: { const: 'Bearer' },
+        ...ISSUED_TOKEN,
         expires_in: {
           type: 'string',
           pattern: '^[0-9]+$',
@@ -111,9 +119,7 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
         'The client-credentials grant of RFC 6749 section 4.4, form-encoded. `client_id` and `client_secret` are the form fields of `client_secret_post`; with `client_secret_basic` they come as HTTP Basic instead and are left out here.',
       required: ['grant_type'],
       properties: {
-        grant_type: { type: 'string', enum: ['client_credentials'] },
-        client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
-        client_secret: { type: 'string', format: 'password' },
+        ...GRANT_FIELDS,
         scope: {
           type: 'string',
           description: `Optional; space-delimited. The only scope is \`${GATEWAY_SCOPE}\`, granted also when none is asked for.`,
@@ -127,12 +133,7 @@ export function componentSchemas(config: Pick<Config, 'upstreamBody'>): Record<s
       required: ['access_token', 'token_type', 'expires_in', 'scope'],
       additionalProperties: false,
       properties: {
-        access_token: {
-          type: 'string',
-          minLength: 1,
-          description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
-        },
-        token_type: { const: 'Bearer' },
+        ...ISSUED_TOKEN,
         expires_in: {
           type: 'integer',
           minimum: 1,

@@ -95,4 +95,19 @@ export async function openidClientLogin(
   return { token, search };
 }
 
+/** Each library's whole login, by its name. */
+export const LOGINS = { oauth4webapi: oauth4webapiLogin, 'openid-client': openidClientLogin } as const;
+export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** What a library throws for a wrong secret sent each way (the error itself, not a rejection). */
+export async function wrongSecretErrors(
+  login: (typeof LOGINS)[keyof typeof LOGINS],
+  target: OAuthTarget,
+  clientId: string,
+): Promise<{ post: unknown; basic: unknown }> {
+  const post = await login(target, clientId, 'wrong-secret', 'client_secret_post').catch((e: unknown) => e);
+  const basic = await login(target, clientId, 'wrong-secret', 'client_secret_basic').catch((e: unknown) => e);
+  return { post, basic };
+}
+
 export { oauth, openid };

@@ -3,22 +3,12 @@
 // with it; refusals reach them as their own OAuth errors. The gateway listens on plain http on loopback, so the
 // libraries are told to allow it (oauth.allowInsecureRequests, openid-client's allowInsecureRequests).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  oauth,
-  oauth4webapiDiscover,
-  oauth4webapiLogin,
-  openidClientLogin,
-  type ClientAuthMethod,
-  type OAuthTarget,
-} from '../helpers/oauth-clients.js';
+import * as clients from '../helpers/oauth-clients.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
-
-const METHODS: ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
-const LIBRARIES = { oauth4webapi: oauth4webapiLogin, 'openid-client': openidClientLogin };
 
 describe('standard OAuth 2.0 clients against the gateway', () => {
   let stack: Stack;
-  let target: OAuthTarget;
+  let target: clients.OAuthTarget;
   beforeAll(async () => {
     stack = await startStack();
     target = { base: stack.gateway.url };
@@ -28,7 +18,7 @@ describe('standard OAuth 2.0 clients against the gateway', () => {
   });
 
   it('find the token endpoint from the base URL (RFC 8414), the issuer being the origin asked', async () => {
-    const as = await oauth4webapiDiscover(target);
+    const as = await clients.oauth4webapiDiscover(target);
     expect(as).toEqual({
       issuer: stack.gateway.url,
       token_endpoint: `${stack.gateway.url}/oauth2/token`,
@@ -40,8 +30,8 @@ describe('standard OAuth 2.0 clients against the gateway', () => {
     });
   });
 
-  for (const [library, login] of Object.entries(LIBRARIES)) {
-    for (const method of METHODS) {
+  for (const [library, login] of Object.entries(clients.LOGINS)) {
+    for (const method of clients.CLIENT_AUTH_METHODS) {
       it(`${library} logs in with ${method} and searches with the token`, async () => {
         const { token, search } = await login(target, 'crm', CLIENTS.crm, method);
         expect(token).toMatchObject({
@@ -56,11 +46,10 @@ describe('standard OAuth 2.0 clients against the gateway', () => {
     }
 
     it(`${library}: a wrong secret is its OAuth error, invalid_client in the body for the form, the Basic challenge for HTTP Basic`, async () => {
-      const post = await login(target, 'pbx', 'wrong-secret', 'client_secret_post').catch((e: unknown) => e);
-      expect(post).toBeInstanceOf(oauth.ResponseBodyError);
+      const { post, basic } = await clients.wrongSecretErrors(login, target, 'pbx');
+      expect(post).toBeInstanceOf(clients.oauth.ResponseBodyError);
       expect(post).toMatchObject({ status: 400, error: 'invalid_client', cause: { error: 'invalid_client' } });
-      const basic = await login(target, 'pbx', 'wrong-secret', 'client_secret_basic').catch((e: unknown) => e);
-      expect(basic).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+      expect(basic).toBeInstanceOf(clients.oauth.WWWAuthenticateChallengeError);
       expect(basic).toMatchObject({
         status: 401,
         cause: [{ scheme: 'basic', parameters: { realm: 'callerid-gateway' } }],
