@@ -16,6 +16,7 @@ import { contactsCnamRoutes } from './routes/contacts-cnam.js';
 import { contactsSearchRoutes } from './routes/contacts-search.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { oauthServerRoutes } from './routes/oauth-server.js';
 import { tokenLoginRoutes } from './routes/token-login.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { Services } from './services.js';
@@ -48,6 +49,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   }
 
   app.route('/', tokenLoginRoutes(services));
+  app.route('/', oauthServerRoutes(services));
   app.route('/', contactsSearchRoutes(services));
   // For PBXs and CRMs (docs/pbx.md): the caller name as plain text, and many numbers in one request.
   app.route('/', contactsCnamRoutes(services));

@@ -37,6 +37,20 @@ const httpUrl = z.pipe(
   z.transform((v) => v.replace(/\/+$/, '')),
 );
 
+/**
+ * The gateway's public base URL, its OAuth issuer identifier (RFC 8414 section 2): an http(s) URL without query,
+ * fragment or credentials; a trailing slash is dropped.
+ */
+const baseUrl = z.pipe(
+  httpUrl,
+  z.string().check(
+    z.refine((v) => {
+      const url = new URL(v);
+      return !v.includes('?') && !v.includes('#') && !url.username && !url.password;
+    }, 'must be a base URL without query, fragment or credentials, e.g. https://callerid.example.com'),
+  ),
+);
+
 const commaList = (v: string | undefined): string[] =>
   (v ?? '')
     .split(',')
@@ -133,6 +147,8 @@ const storeErrorMode = oneOf(['memory', 'open', 'closed'], 'memory');
 const SETTINGS = {
   port: setting('PORT', int(0, 65535, 8080)),
   host: setting('HOST', textOr('0.0.0.0')),
+  /** The base URL clients reach the gateway at (the OAuth issuer); undefined: the origin each request came to. */
+  publicBaseUrl: setting('PUBLIC_BASE_URL', z.optional(baseUrl)),
   /** The upstream's addresses and credentials: all four, or none (demo mode, Node only). */
   upstream: {
     authUrl: setting('UPSTREAM_AUTH_URL', z.optional(httpUrl)),

@@ -131,6 +131,27 @@ describe('configuration', () => {
     expect(err.variable).toBe('HTTP_HEADERS_TIMEOUT_SECONDS');
   });
 
+  it('reads PUBLIC_BASE_URL as an issuer identifier: unset by default, a trailing slash dropped, no query, fragment or credentials', () => {
+    expect(parseConfig(full).publicBaseUrl).toBeUndefined();
+    expect(parseConfig({ ...full, PUBLIC_BASE_URL: ' https://callerid.example.com/ ' }).publicBaseUrl).toBe(
+      'https://callerid.example.com',
+    );
+    expect(parseConfig({ ...full, PUBLIC_BASE_URL: 'https://example.com/callerid/' }).publicBaseUrl).toBe(
+      'https://example.com/callerid',
+    );
+    for (const wrong of [
+      'callerid.example.com',
+      'ftp://example.com',
+      'https://example.com/?a=1',
+      'https://example.com#x',
+      'https://u:p@example.com',
+    ]) {
+      const err = errorOf({ ...full, PUBLIC_BASE_URL: wrong });
+      expect(err.variable, wrong).toBe('PUBLIC_BASE_URL');
+      expect(err.problems, wrong).toHaveLength(1);
+    }
+  });
+
   it('accepts config/example.env as node --env-file reads it, once the commented secrets are filled in', () => {
     const example = parseEnv(readFileSync(new URL('../config/example.env', import.meta.url), 'utf8')) as Record<
       string,

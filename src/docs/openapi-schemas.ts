@@ -2,6 +2,8 @@
 // descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi.test.ts).
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { UPSTREAM_BODY } from '../upstream/listing.js';
+import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
+import type { Config } from '../config.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;
 
@@ -15,6 +17,23 @@ const E164: Schema = {
 };
 const count: Schema = { type: 'integer', minimum: 0 };
 const countOrNull: Schema = { type: ['integer', 'null'], minimum: 0 };
+
+/** The form fields of the client-credentials grant, on both token endpoints. */
+const GRANT_FIELDS: Record<string, Schema> = {
+  grant_type: { type: 'string', enum: ['client_credentials'] },
+  client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
+  client_secret: { type: 'string', format: 'password' },
+};
+
+/** The token both token endpoints answer with, in the same two members. */
+const ISSUED_TOKEN: Record<string, Schema> = {
+  access_token: {
+    type: 'string',
+    minLength: 1,
+    description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
+  },
+  token_type: { const: 'Bearer' },
+};
 
 /** The example search body: the built-in simulator's, which the default UPSTREAM_*_PATH settings match. */
 const SEARCH_EXAMPLE = {
@@ -62,11 +81,7 @@ export function componentSchemas(): Record<string, Schema> {
       description:
         "The upstream's own client-credentials grant, form-encoded. `client_id` and `client_secret` are left out when the client sends them as HTTP Basic instead.",
       required: ['grant_type'],
-      properties: {
-        grant_type: { type: 'string', enum: ['client_credentials'] },
-        client_id: { type: 'string', description: 'A client id registered in GATEWAY_CLIENTS.' },
-        client_secret: { type: 'string', format: 'password' },
-      },
+      properties: GRANT_FIELDS,
     },
     TokenResponse: {
       type: 'object',
@@ -75,12 +90,7 @@ export function componentSchemas(): Record<string, Schema> {
       required: ['access_token', 'token_type', 'expires_in', 'scope', 'uniqueId', 'clientId'],
       additionalProperties: false,
       properties: {
-        access_token: {
-          type: 'string',
-          minLength: 1,
-          description: 'The gateway token (an HS256 JWT); send it as Authorization: Bearer.',
-        },
-        token_type: { const: 'Bearer' },
+        ...ISSUED_TOKEN,
         expires_in: {
           type: 'string',
           pattern: '^[0-9]+$',
@@ -102,6 +112,95 @@ export function componentSchemas(): Record<string, Schema> {
         },
         uniqueId: { type: ['string', 'null'] },
         clientId: { type: 'string', description: 'Echoes client_id.' },
+      },
+    },
+    OAuthTokenRequest: {
+      type: 'object',
+      description:
+        'The client-credentials grant of RFC 6749 section 4.4, form-encoded. `client_id` and `client_secret` are the form fields of `client_secret_post`; with `client_secret_basic` they come as HTTP Basic instead and are left out here.',
+      required: ['grant_type'],
+      properties: {
+        ...GRANT_FIELDS,
+        scope: {
+          type: 'string',
+          description: `Optional; space-delimited. The only scope is \`${GATEWAY_SCOPE}\`, granted also when none is asked for.`,
+          examples: [GATEWAY_SCOPE],
+        },
+      },
+    },
+    OAuthTokenResponse: {
+      type: 'object',
+      description: 'RFC 6749 section 5.1: the same gateway token as `POST /token/login` issues.',
+      required: ['access_token', 'token_type', 'expires_in', 'scope'],
+      additionalProperties: false,
+      properties: {
+        ...ISSUED_TOKEN,
+        expires_in: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Lifetime in seconds (GATEWAY_TOKEN_TTL_SECONDS).',
+          examples: [90000],
+        },
+        scope: { type: 'string', description: 'Space-delimited; the one scope.', examples: [GATEWAY_SCOPE] },
+      },
+    },
+    OAuthError: {
+      type: 'object',
+      description: 'RFC 6749 section 5.2, as application/json (not a problem: OAuth clients read these members).',
+      required: ['error', 'error_description'],
+      additionalProperties: false,
+      properties: {
+        error: {
+          type: 'string',
+          enum: [
+            'invalid_request',
+            'invalid_client',
+            'unsupported_grant_type',
+            'invalid_scope',
+            'temporarily_unavailable',
+          ],
+          description: '`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*).',
+        },
+        error_description: { type: 'string' },
+      },
+    },
+    AuthorizationServerMetadata: {
+      type: 'object',
+      description: 'RFC 8414 authorization server metadata of the token endpoint.',
+      required: [
+        'issuer',
+        'token_endpoint',
+        'grant_types_supported',
+        'token_endpoint_auth_methods_supported',
+        'scopes_supported',
+        'response_types_supported',
+      ],
+      additionalProperties: false,
+      properties: {
+        issuer: {
+          type: 'string',
+          format: 'uri',
+          description: 'PUBLIC_BASE_URL, else the origin the request came to.',
+          examples: ['https://callerid.example.com'],
+        },
+        token_endpoint: { type: 'string', format: 'uri', examples: ['https://callerid.example.com/oauth2/token'] },
+        grant_types_supported: { type: 'array', items: { const: 'client_credentials' } },
+        token_endpoint_auth_methods_supported: {
+          type: 'array',
+          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+        },
+        scopes_supported: { type: 'array', items: { type: 'string' }, examples: [[GATEWAY_SCOPE]] },
+        response_types_supported: {
+          type: 'array',
+          items: { type: 'string' },
+          maxItems: 0,
+          description: 'Empty: there is no authorization endpoint, only the client-credentials grant.',
+        },
+        service_documentation: {
+          type: 'string',
+          format: 'uri',
+          description: 'This API reference (/docs), where the runtime serves it.',
+        },
       },
     },
     SearchAnswer: {

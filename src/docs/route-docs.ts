@@ -4,15 +4,20 @@
 import { describeRoute } from 'hono-openapi';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { MiddlewareHandler } from 'hono';
+import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { problemResponses } from './problem-responses.js';
 import { ref } from './openapi-schemas.js';
 
 const json = (schema: OpenAPIV3_1.SchemaObject | OpenAPIV3_1.ReferenceObject) => ({ 'application/json': { schema } });
 const header = (description: string): OpenAPIV3_1.HeaderObject => ({ description, schema: { type: 'string' } });
 
-const GATEWAY_TOKEN: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }];
+/** A gateway token, pasted in or obtained by Swagger UI's client-credentials login (the same token either way). */
+const GATEWAY_TOKEN: OpenAPIV3_1.SecurityRequirementObject[] = [
+  { gatewayToken: [] },
+  { oauthClientCredentials: [GATEWAY_SCOPE] },
+];
 /** The search routes also take a registered client's id and secret as HTTP Basic (a dialplan cannot log in first). */
-const CLIENT: OpenAPIV3_1.SecurityRequirementObject[] = [{ gatewayToken: [] }, { clientBasic: [] }];
+const CLIENT: OpenAPIV3_1.SecurityRequirementObject[] = [...GATEWAY_TOKEN, { clientBasic: [] }];
 const ANONYMOUS: OpenAPIV3_1.SecurityRequirementObject[] = [];
 
 // draft-ietf-httpapi-ratelimit-headers-11; RATELIMIT_HEADERS=draft-6 or both sends the older trio instead or as well.
@@ -36,6 +41,9 @@ const SEARCH_HEADERS = {
   Age: header('Seconds since the upstream gave this answer.'),
   ...RATE_LIMIT_HEADERS,
 };
+
+/** RFC 6749 sections 5.1 and 5.2: a token answer, or a refusal of one, is never cached. */
+const NO_STORE_HEADERS = { 'Cache-Control': header('`no-store`.'), Pragma: header('`no-cache`.') };
 
 const WHAT: OpenAPIV3_1.ParameterObject = {
   name: 'what',
@@ -144,6 +152,72 @@ export const routeDocs = {
         content: json(ref('TokenResponse')),
       },
       ...problemResponses('bad_request', 'unauthorized', 'payload_too_large', 'too_many_requests'),
+    },
+  }),
+
+  oauthToken: route({
+    tags: ['Token'],
+    summary: 'Obtain a gateway token, OAuth 2.0 style (RFC 6749)',
+    description:
+      'The same gateway token as `POST /token/login`, under the same client checks and failed-login limits, answered as RFC 6749 has it ' +
+      '(`expires_in` a number, `scope` a string), so standard OAuth libraries (oauth4webapi, openid-client) log in with it; they find it from ' +
+      '`/.well-known/oauth-authorization-server`. Client authentication `client_secret_basic` (HTTP Basic) or `client_secret_post` (the form fields).',
+    operationId: 'oauthToken',
+    security: [{}, { clientBasic: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: ref('OAuthTokenRequest') } },
+    },
+    responses: {
+      200: {
+        description: 'A gateway token (RFC 6749 section 5.1).',
+        headers: NO_STORE_HEADERS,
+        content: json(ref('OAuthTokenResponse')),
+      },
+      400: {
+        description:
+          '`invalid_request`, `unsupported_grant_type`, `invalid_scope`; `invalid_client` for a wrong secret or unknown client sent as form fields.',
+        headers: NO_STORE_HEADERS,
+        content: json(ref('OAuthError')),
+      },
+      401: {
+        description: '`invalid_client`: wrong or unreadable credentials sent as HTTP Basic.',
+        headers: {
+          ...NO_STORE_HEADERS,
+          'WWW-Authenticate': header('`Basic realm="callerid-gateway", charset="UTF-8"`.'),
+        },
+        content: json(ref('OAuthError')),
+      },
+      429: {
+        description:
+          '`temporarily_unavailable`: too many failed logins for this client id or from this address (LOGIN_FAILURES_*), also for the right secret until the window ends.',
+        headers: {
+          ...NO_STORE_HEADERS,
+          'Retry-After': header('Seconds until the window that refused ends.'),
+          RateLimit: RATE_LIMIT_HEADERS.RateLimit,
+          'RateLimit-Policy': RATE_LIMIT_HEADERS['RateLimit-Policy'],
+        },
+        content: json(ref('OAuthError')),
+      },
+      ...problemResponses('payload_too_large'),
+    },
+  }),
+
+  oauthMetadata: route({
+    tags: ['Token'],
+    summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+    description:
+      'Where a standard OAuth library finds the token endpoint and what it accepts, from the base URL alone. `issuer` is PUBLIC_BASE_URL, else the origin the request came to.',
+    operationId: 'oauthMetadata',
+    security: ANONYMOUS,
+    responses: {
+      200: {
+        description: 'The metadata.',
+        headers: { 'Cache-Control': header('`public, max-age=3600`.') },
+        content: json(ref('AuthorizationServerMetadata')),
+      },
+      ...MALFORMED_REQUEST,
+      ...problemResponses(),
     },
   }),
 

@@ -1,5 +1,6 @@
 // The docs page in real Chromium: Swagger UI renders the gateway's OpenAPI document with every asset from the
-// gateway itself (strict CSP, no request leaves 127.0.0.1), and a developer logs in and searches from it.
+// gateway itself (strict CSP, no request leaves 127.0.0.1), and a developer logs in (pasting a token, or with a
+// client id and secret through "Authorize") and searches from it.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
@@ -103,6 +104,34 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
       );
       expect(body.results.length).toBeGreaterThan(0);
       await page.screenshot({ path: `${SHOTS}/docs-search.png`, fullPage: false });
+      expect(problems).toEqual([]);
+      expect(offHost(requests)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('lets a developer log in from "Authorize" with a client id and secret (client credentials at /oauth2/token), then search', async () => {
+    const { page, requests, problems, close } = await open('/docs');
+    try {
+      await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+      await page.locator('.auth-wrapper .authorize').click();
+      const oauth = page.locator('.auth-container').filter({ hasText: 'oauthClientCredentials' });
+      await oauth.locator('input[id^="client_id"]').fill('crm');
+      await oauth.locator('input[id^="client_secret"]').fill(CLIENTS.crm);
+      const token = page.waitForResponse((res) => new URL(res.url()).pathname === '/oauth2/token');
+      await oauth.locator('button.authorize').click();
+      expect((await token).status()).toBe(200);
+      await oauth.locator('button.btn-done').click();
+
+      const search = page.locator('#operations-Contacts-searchContacts');
+      await search.locator('.opblock-summary').click();
+      await search.click({ trial: true }).catch(() => undefined);
+      await search.locator('tr[data-param-name="what"] input').fill('020 7946 0001');
+      await search.locator('button.execute').click();
+      const status = search.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor();
+      expect((await status.innerText()).trim()).toBe('200');
       expect(problems).toEqual([]);
       expect(offHost(requests)).toEqual([]);
     } finally {

@@ -62,17 +62,27 @@ describe('the OpenAPI document', () => {
     const security = (path: string, method: string) =>
       (doc.paths[path]![method] as unknown as { security: unknown }).security;
     expect(schemes.clientBasic).toMatchObject({ type: 'http', scheme: 'basic' });
+    // A gateway token, pasted in or obtained by Swagger UI's own client-credentials login at /oauth2/token.
+    expect(schemes.oauthClientCredentials).toMatchObject({
+      type: 'oauth2',
+      flows: {
+        clientCredentials: { tokenUrl: '/oauth2/token', scopes: { SEARCH_contacts_watch: expect.any(String) } },
+      },
+    });
+    const token = [{ gatewayToken: [] }, { oauthClientCredentials: ['SEARCH_contacts_watch'] }];
     for (const [path, method] of [
       ['/v2/contacts/search', 'get'],
       ['/v2/contacts/cnam', 'get'],
       ['/v2/contacts/search/batch', 'post'],
     ] as const) {
-      expect(security(path, method), path).toEqual([{ gatewayToken: [] }, { clientBasic: [] }]);
+      expect(security(path, method), path).toEqual([...token, { clientBasic: [] }]);
     }
-    expect(security('/admin/usage', 'get')).toEqual([{ gatewayToken: [] }]);
+    expect(security('/admin/usage', 'get')).toEqual(token);
     expect(security('/console/v2/contacts/search', 'get')).toEqual([]);
+    expect(security('/.well-known/oauth-authorization-server', 'get')).toEqual([]);
     // The form fields need no header; HTTP Basic is the other way (client_secret_basic).
     expect(security('/token/login', 'post')).toEqual([{}, { clientBasic: [] }]);
+    expect(security('/oauth2/token', 'post')).toEqual([{}, { clientBasic: [] }]);
   });
 
   it('documents every problem type it lists, each one resolving to an entry of /docs/problems', async () => {
@@ -137,6 +147,36 @@ describe('the OpenAPI document', () => {
         if (a.status === 429) throttled = a;
       }
       expect(throttled?.status).toBe(429);
+      // The RFC 6749 endpoint and its metadata: issued (form and Basic), refused (400, 401), too big, throttled (pbx).
+      const crmBasic = { authorization: `Basic ${btoa('crm:crm-secret-0123456789')}` };
+      const oauth = [
+        await call('GET', '/.well-known/oauth-authorization-server'),
+        await call(
+          'POST',
+          '/oauth2/token',
+          form({ grant_type: 'client_credentials', client_id: 'crm', client_secret: 'crm-secret-0123456789' }),
+        ),
+        await call('POST', '/oauth2/token', {
+          headers: { ...form({}).headers, ...crmBasic },
+          body: 'grant_type=client_credentials&scope=SEARCH_contacts_watch',
+        }),
+        await call('POST', '/oauth2/token', form({ grant_type: 'password', client_id: 'crm', client_secret: 'x' })),
+        await call('POST', '/oauth2/token', {
+          headers: { ...form({}).headers, authorization: `Basic ${btoa('crm:wrong')}` },
+          body: 'grant_type=client_credentials',
+        }),
+        await call(
+          'POST',
+          '/oauth2/token',
+          form({ grant_type: 'client_credentials', client_id: 'crm', client_secret: 'x'.repeat(5000) }),
+        ),
+        await call(
+          'POST',
+          '/oauth2/token',
+          form({ grant_type: 'client_credentials', client_id: 'pbx', client_secret: 'pbx-secret-0123456789' }),
+        ),
+      ];
+      expect(statuses(oauth)).toEqual([200, 200, 200, 400, 401, 413, 429]);
       // Search: miss, hit, no listing, impossible number, repeated what, no token, bad token.
       const q = (what: string) => `/v2/contacts/search?what=${encodeURIComponent(what)}`;
       const search = [

@@ -58,6 +58,20 @@ describe('gateway over real sockets', () => {
       });
     });
 
+    it("keeps the upstream's dialect byte for byte: its members in its order, expires_in a string, scope a list", async () => {
+      const res = await login({ grant_type: 'client_credentials', client_id: 'crm', client_secret: CLIENTS.crm });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      const text = await res.text();
+      const token = (JSON.parse(text) as { access_token: string }).access_token;
+      expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(text).toBe(
+        `{"access_token":"${token}","token_type":"Bearer","expires_in":"90000",` +
+          '"scope":[{"service":"SEARCH_contacts_watch","permission":"READ","orderId":null}],"uniqueId":null,"clientId":"crm"}',
+      );
+    });
+
     it('answers 401 invalid_client for a wrong secret or an unknown client', async () => {
       for (const fields of [
         { grant_type: 'client_credentials', client_id: 'crm', client_secret: 'wrong' },
