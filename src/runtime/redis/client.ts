@@ -96,8 +96,10 @@ function clusterNodeSettings(settings: RedisOptions): RedisOptions {
 
 /**
  * Makes every command on `client` fail at once while Redis is known not to answer: the first failure (a timeout, a
- * closed connection, a failover reply) closes the gate, a PING every `retryAfterMs` in the background opens it again.
- * A hung Redis thus costs the first command its timeout and none after it, whichever store sends it.
+ * closed connection, a failover reply) closes the gate and fails the commands already waiting for an answer, and a
+ * PING every `retryAfterMs` in the background opens it again. A hung Redis thus costs a request one timeout at most,
+ * whichever store sends its commands and however they interleave: a command sent just before the first timeout
+ * (e.g. the next one of a request whose store gave up on its own timer a moment earlier) does not wait out its own.
  */
 function gateCommands(client: RedisClient, retryAfterMs: number): { close(): void } {
   let closed = false;
@@ -106,6 +108,8 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
   const send = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
   const isFailure = (err: unknown) =>
     !(err instanceof Error && err.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(err.message));
+  /** Sent through the gate and not answered yet. */
+  const waiting = new Set<Command>();
   let probing = false;
   // One PING at a time, until one is answered.
   const schedule = () => {
@@ -127,6 +131,16 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
     }, retryAfterMs);
     probe.unref();
   };
+  const trip = (err: unknown) => {
+    if (closed) return;
+    closed = true;
+    const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
+    // An answer that comes later for one of them is dropped by ioredis, as after its own timeout.
+    for (const command of waiting)
+      command.reject(new Error(`redis failed another command (${reason}); not waiting for this one`));
+    waiting.clear();
+    schedule();
+  };
   const gated = (command: Command, ...rest: unknown[]): unknown => {
     // Not ready: the client's own connection set-up (INFO, AUTH) goes through; ioredis refuses anything else.
     if (closed && client.status === 'ready') {
@@ -134,11 +148,14 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
       return command.promise;
     }
     const result = send(command, ...rest);
-    command.promise.catch((err: unknown) => {
-      if (closed || !isFailure(err)) return;
-      closed = true;
-      schedule();
-    });
+    waiting.add(command);
+    command.promise.then(
+      () => waiting.delete(command),
+      (err: unknown) => {
+        waiting.delete(command);
+        if (isFailure(err)) trip(err);
+      },
+    );
     return result;
   };
   (client as { sendCommand: typeof gated }).sendCommand = gated;
