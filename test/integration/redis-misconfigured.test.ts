@@ -3,10 +3,12 @@
 // none. Each says why in one line naming the cause, logs it once (not once per retry), prints nothing on stderr
 // (no ioredis `[WARN]`), and answers every search on its own meanwhile.
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createNodeRedis } from '../../src/runtime/redis/client.js';
+import { freePort } from '../helpers/free-port.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { startRedisSentinels, type SentinelProcesses } from '../helpers/redis-sentinel.js';
 import { checkRequirement, commandRequirement } from '../helpers/requires.js';
-import { startStack, type CapturedLog, type Stack } from '../helpers/stack.js';
+import { captureLogger, startStack, type CapturedLog, type Stack } from '../helpers/stack.js';
 
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 const PASSWORD = 'redis-password-for-the-test-5b8e';
@@ -113,5 +115,28 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
     expect(lines.map((l) => l.fields.event)).toEqual(['redis_password_unneeded', 'redis_ready']);
     expect(lines[0]!.msg).toMatch(/Redis wants no password, but REDIS_PASSWORD/);
     expect(stderr).toEqual([]);
+  }, 30_000);
+
+  it('logs a cause found after the start once, as a transition from the one logged at the start', async () => {
+    const port = await freePort();
+    const logger = captureLogger();
+    const client = createNodeRedis(
+      { target: { kind: 'url', url: `redis://127.0.0.1:${port}` }, username: undefined, password: PASSWORD, tls: null },
+      logger,
+      { commandTimeoutMs: 250 },
+    );
+    try {
+      expect(await client.ready(300)).toBe(false);
+      // Then a Redis comes up there that wants another password; ioredis keeps retrying.
+      redis = await startOwnRedis(port, { args: ['--requirepass', 'the-right-one-2c9d'] });
+      await sleep(WATCH_MS);
+      expect(redisLines(logger.lines).map((l) => [l.fields.event, l.fields.cause])).toEqual([
+        ['redis_unavailable_at_start', 'unreachable'],
+        ['redis_error', 'password_refused'],
+      ]);
+      expect(JSON.stringify(logger.lines)).not.toContain(PASSWORD);
+    } finally {
+      await client.close();
+    }
   }, 30_000);
 });

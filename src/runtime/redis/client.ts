@@ -313,11 +313,16 @@ export function createNodeRedis(
     // A node that leaves a serving cluster (a master lost), once until it is connected again; not the seed nodes
     // dropped on each retry of a cluster that never came up (e.g. nodes not in cluster mode).
     const lost = new Set<string>();
-    client.on('+node', (node: Redis, key: string) => node.once('ready', () => lost.delete(key)));
-    client.on('-node', (_node: Redis, key: string) => {
-      if (!up || lost.has(key)) return;
-      lost.add(key);
-      logger.warn({ event: 'redis_node_lost', kind, node: key }, 'a cluster node left; its slots are looked up again');
+    const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
+    client.on('+node', (node: Redis) => node.once('ready', () => lost.delete(addressOf(node))));
+    client.on('-node', (node: Redis) => {
+      const address = addressOf(node);
+      if (!up || lost.has(address)) return;
+      lost.add(address);
+      logger.warn(
+        { event: 'redis_node_lost', kind, node: address },
+        'a cluster node left; its slots are looked up again',
+      );
     });
   }
   connect(client);
