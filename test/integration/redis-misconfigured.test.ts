@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { createNodeRedis } from '../../src/runtime/redis/client.js';
 import { freePort } from '../helpers/free-port.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
-import { startRedisSentinels, type SentinelProcesses } from '../helpers/redis-sentinel.js';
+import { MASTER_NAME, startRedisSentinels, type SentinelProcesses } from '../helpers/redis-sentinel.js';
 import { checkRequirement, commandRequirement } from '../helpers/requires.js';
 import { captureLogger, startStack, type CapturedLog, type Stack } from '../helpers/stack.js';
 
@@ -70,7 +70,7 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
   });
 
   it('names a master the Sentinels do not know, once, not as Sentinels out of reach', async () => {
-    sentinel = await startRedisSentinels();
+    sentinel ??= await startRedisSentinels();
     const lines = await watch({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: 'no-such-primary' });
     expect(lines).toHaveLength(1);
     expect(lines[0]!.fields).toMatchObject({
@@ -80,6 +80,21 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
     });
     expect(lines[0]!.level).toBe('error');
     expect(lines[0]!.msg).toMatch(/Sentinels know no primary named "no-such-primary" \(REDIS_SENTINEL_MASTER\)/);
+    expect(stderr).toEqual([]);
+  }, 40_000);
+
+  it('says once that the Sentinels want no password, shares through them, and prints nothing on stderr', async () => {
+    sentinel ??= await startRedisSentinels();
+    const lines = await watch({
+      REDIS_SENTINELS: sentinel.sentinels,
+      REDIS_SENTINEL_MASTER: MASTER_NAME,
+      REDIS_SENTINEL_PASSWORD: PASSWORD,
+    });
+    expect(lines.map((l) => [l.fields.event, l.fields.server])).toEqual([
+      ['redis_password_unneeded', 'sentinel'],
+      ['redis_ready', undefined],
+    ]);
+    expect(lines[0]!.msg).toMatch(/the Sentinels want no password, but REDIS_SENTINEL_PASSWORD/);
     expect(stderr).toEqual([]);
   }, 40_000);
 

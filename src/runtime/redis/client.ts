@@ -2,6 +2,8 @@
 // (REDIS_SENTINELS), or a Cluster (REDIS_CLUSTER_NODES), all through ioredis. Built so that a Redis outage makes a
 // command fail within a fraction of a second instead of holding a request, and so that a hung Redis costs one
 // timeout: after a command fails, every command on this client fails at once until a background PING answers.
+// Redis set up wrongly (failure-cause.ts) is logged with its cause, once per transition, and ioredis's warnings
+// about a password Redis does not want never reach stderr.
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Command, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
@@ -101,6 +103,7 @@ function clusterNodeSettings(settings: RedisOptions): RedisOptions {
 const NO_PASSWORD_WANTED = /without any password configured|no password is set/;
 
 type AuthWithCallback = (...args: unknown[]) => unknown;
+const hooked = new WeakSet<Redis>();
 
 /**
  * A password configured for a server that wants none: ioredis goes on without it but prints `[WARN] … a password was
@@ -110,6 +113,9 @@ type AuthWithCallback = (...args: unknown[]) => unknown;
  */
 function acceptUnneededPassword(client: RedisClient, unneeded: (server: 'redis' | 'sentinel') => void): void {
   const hook = (connection: Redis, server: 'redis' | 'sentinel') => {
+    // A copy made through a hooked connection's duplicate() is hooked already.
+    if (hooked.has(connection)) return;
+    hooked.add(connection);
     const target = connection as unknown as { auth: AuthWithCallback; duplicate: (...args: unknown[]) => Redis };
     // A Cluster asks a node for its slots on a copy of the node's connection.
     const duplicate = target.duplicate.bind(connection);
