@@ -104,5 +104,10 @@ describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
 
     await expectSharingAgain(d!);
     expect((await cluster!.masters()).map((m) => m.port)).not.toContain(victim);
+    // Each gateway says once that the master left, however often it looked for it meanwhile.
+    for (const logs of d!.replicas.replicas.map((r) => r.logs))
+      expect(logs.filter((l) => l.fields.event === 'redis_node_lost').map((l) => l.fields.node)).toEqual([
+        `127.0.0.1:${victim}`,
+      ]);
   }, 45_000);
 });

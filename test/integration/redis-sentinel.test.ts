@@ -103,6 +103,11 @@ describe.skipIf(!redisServer)('two gateways behind Sentinels that want a passwor
       // The Sentinels refuse to name the primary: nothing is shared, each gateway logs in and searches for itself.
       expect(d.replicas.simulator.controls.stats().tokenCalls).toBe(2);
       expect(JSON.stringify(d.replicas.replicas.flatMap((r) => r.logs))).not.toContain(PASSWORD);
+      // Each says why, once: the Sentinels refused the (missing) password.
+      for (const logs of d.replicas.replicas.map((r) => r.logs))
+        expect(
+          logs.filter((l) => String(l.fields.event).startsWith('redis_')).map((l) => [l.fields.event, l.fields.cause]),
+        ).toEqual([['redis_unavailable_at_start', 'sentinel_password_refused']]);
     } finally {
       await d.close();
     }

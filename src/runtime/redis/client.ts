@@ -2,11 +2,14 @@
 // (REDIS_SENTINELS), or a Cluster (REDIS_CLUSTER_NODES), all through ioredis. Built so that a Redis outage makes a
 // command fail within a fraction of a second instead of holding a request, and so that a hung Redis costs one
 // timeout: after a command fails, every command on this client fails at once until a background PING answers.
+// Redis set up wrongly (failure-cause.ts) is logged with its cause, once per transition, and ioredis's warnings
+// about a password Redis does not want never reach stderr.
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Command, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisConnection } from '../../config.js';
 import type { Logger } from '../../observability/logger.js';
+import { isMisconfiguration, redisFailureCause, redisFailureLine, type RedisFailureCause } from './failure-cause.js';
 
 /** A standalone or Sentinel-managed client, or a Cluster: the commands the stores send are the same on both. */
 export type RedisClient = Redis | Cluster;
@@ -51,7 +54,8 @@ function connectionSettings(connection: RedisConnection, options: NodeRedisOptio
     maxRetriesPerRequest: 1,
     // Keep trying in the background, at most every 2 s, so sharing comes back by itself.
     retryStrategy: (times) => Math.min(times * 200, 2000),
-    lazyConnect: false,
+    // Connected by createNodeRedis once its hooks are on (see acceptUnneededPassword).
+    lazyConnect: true,
   };
 }
 
@@ -84,6 +88,7 @@ function createClient(connection: RedisConnection, settings: RedisOptions): Redi
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 100,
     slotsRefreshTimeout: Math.max(500, settings.commandTimeout ?? 500),
+    lazyConnect: true,
   };
   return new Cluster(target.nodes, cluster);
 }
@@ -94,10 +99,70 @@ function clusterNodeSettings(settings: RedisOptions): RedisOptions {
   return node;
 }
 
+/** AUTH's reply from a server that wants no password (Redis 6 and later, and before). */
+const NO_PASSWORD_WANTED = /without any password configured|no password is set/;
+
+type AuthWithCallback = (...args: unknown[]) => unknown;
+const hooked = new WeakSet<Redis>();
+
+/**
+ * A password configured for a server that wants none: ioredis goes on without it but prints `[WARN] … a password was
+ * supplied` on stderr for every connection. Such an AUTH reply is taken here as the success it is for the connection,
+ * so ioredis prints nothing, and `unneeded` is told (the caller logs one line of its own). Hooks the connections of
+ * `client`, the Sentinels' (Sentinel mode) and the nodes' (Cluster); `client` must not be connecting yet.
+ */
+function acceptUnneededPassword(client: RedisClient, unneeded: (server: 'redis' | 'sentinel') => void): void {
+  const hook = (connection: Redis, server: 'redis' | 'sentinel') => {
+    // A copy made through a hooked connection's duplicate() is hooked already.
+    if (hooked.has(connection)) return;
+    hooked.add(connection);
+    const target = connection as unknown as { auth: AuthWithCallback; duplicate: (...args: unknown[]) => Redis };
+    // A Cluster asks a node for its slots on a copy of the node's connection.
+    const duplicate = target.duplicate.bind(connection);
+    target.duplicate = (...args: unknown[]) => {
+      const copy = duplicate(...args);
+      hook(copy, server);
+      return copy;
+    };
+    const auth = target.auth.bind(connection);
+    target.auth = (...args: unknown[]) => {
+      const callback = args.at(-1);
+      // ioredis's own AUTH on connecting passes a callback; a caller's AUTH goes through as it is.
+      if (typeof callback !== 'function') return auth(...args);
+      return auth(...args.slice(0, -1), (err: Error | null, result: unknown) => {
+        if (err && NO_PASSWORD_WANTED.test(err.message)) {
+          unneeded(server);
+          return callback(null, 'OK');
+        }
+        return callback(err, result);
+      });
+    };
+  };
+  if (client instanceof Cluster) {
+    // Each node's connection is made (lazily) before '+node' and connects after it.
+    client.on('+node', (node: Redis) => hook(node, 'redis'));
+    return;
+  }
+  hook(client, 'redis');
+  // Sentinel mode: every connection to a Sentinel (asking for the primary, watching for failovers) is made here.
+  const connector = (client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } })
+    .connector;
+  const connectToSentinel = connector?.connectToSentinel?.bind(connector);
+  if (connector && connectToSentinel) {
+    connector.connectToSentinel = (...args: unknown[]) => {
+      const sentinel = connectToSentinel(...args);
+      hook(sentinel, 'sentinel');
+      return sentinel;
+    };
+  }
+}
+
 /**
  * Makes every command on `client` fail at once while Redis is known not to answer: the first failure (a timeout, a
- * closed connection, a failover reply) closes the gate, a PING every `retryAfterMs` in the background opens it again.
- * A hung Redis thus costs the first command its timeout and none after it, whichever store sends it.
+ * closed connection, a failover reply) closes the gate and fails the commands already waiting for an answer, and a
+ * PING every `retryAfterMs` in the background opens it again. A hung Redis thus costs a request one timeout at most,
+ * whichever store sends its commands and however they interleave: a command sent just before the first timeout
+ * (e.g. the next one of a request whose store gave up on its own timer a moment earlier) does not wait out its own.
  */
 function gateCommands(client: RedisClient, retryAfterMs: number): { close(): void } {
   let closed = false;
@@ -106,6 +171,8 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
   const send = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
   const isFailure = (err: unknown) =>
     !(err instanceof Error && err.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(err.message));
+  /** Sent through the gate and not answered yet. */
+  const waiting = new Set<Command>();
   let probing = false;
   // One PING at a time, until one is answered.
   const schedule = () => {
@@ -127,6 +194,16 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
     }, retryAfterMs);
     probe.unref();
   };
+  const trip = (err: unknown) => {
+    if (closed) return;
+    closed = true;
+    const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
+    // An answer that comes later for one of them is dropped by ioredis, as after its own timeout.
+    for (const command of waiting)
+      command.reject(new Error(`redis failed another command (${reason}); not waiting for this one`));
+    waiting.clear();
+    schedule();
+  };
   const gated = (command: Command, ...rest: unknown[]): unknown => {
     // Not ready: the client's own connection set-up (INFO, AUTH) goes through; ioredis refuses anything else.
     if (closed && client.status === 'ready') {
@@ -134,11 +211,14 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
       return command.promise;
     }
     const result = send(command, ...rest);
-    command.promise.catch((err: unknown) => {
-      if (closed || !isFailure(err)) return;
-      closed = true;
-      schedule();
-    });
+    waiting.add(command);
+    command.promise.then(
+      () => waiting.delete(command),
+      (err: unknown) => {
+        waiting.delete(command);
+        if (isFailure(err)) trip(err);
+      },
+    );
     return result;
   };
   (client as { sendCommand: typeof gated }).sendCommand = gated;
@@ -168,33 +248,90 @@ export function createNodeRedis(
   const client = createClient(connection, settings);
   const gate = gateCommands(client, options.retryAfterMs ?? 1000);
   const kind = connection.target.kind;
-  // Log the kind only, never the URL or the nodes' settings (a URL may hold a password).
+  // Log the kind, addresses and reply codes only, never the URL or the nodes' settings (a URL may hold a password).
+  const told = new Set<string>();
+  const unneeded = (server: 'redis' | 'sentinel') => {
+    if (told.has(server)) return;
+    told.add(server);
+    const setting = server === 'sentinel' ? 'REDIS_SENTINEL_PASSWORD' : 'REDIS_PASSWORD (or the URL)';
+    logger.warn(
+      { event: 'redis_password_unneeded', kind, server },
+      `${server === 'sentinel' ? 'the Sentinels want' : 'Redis wants'} no password, but ${setting} gives one; connected without it`,
+    );
+  };
+  const connect = (target: RedisClient) => {
+    acceptUnneededPassword(target, unneeded);
+    target.connect().catch(() => {});
+  };
+
+  // Failures are logged on transitions: connected to failing (with the cause), and from one cause to another, e.g.
+  // a Redis away at start that turns out to refuse the password; never once per retry.
   let up = false;
+  /** Until the first connection or until ready() gives up, which logs the cause known then. */
+  let starting = true;
+  /** The cause seen since the last connection: a misconfiguration stays it until another one is seen. */
+  let known: { cause: RedisFailureCause; err: Error } | undefined;
+  let logged: RedisFailureCause | undefined;
+  const logFailure = (event: string, cause: RedisFailureCause, err: Error | undefined, message: string) => {
+    logged = cause;
+    const fields = { event, kind, cause, ...(err ? { reason: err.message.slice(0, 200) } : {}) };
+    if (isMisconfiguration(cause)) logger.error(fields, message);
+    else logger.warn(fields, message);
+  };
+  const lineOf = (cause: RedisFailureCause) => redisFailureLine(cause, connection.target);
+  // A Sentinel's own reply (no such master, a refused password) in this round of asking them; the round's failure
+  // ("All sentinels are unreachable") is reported with it, unless another Sentinel named the primary meanwhile.
+  let sentinelSaid: Error | undefined;
+  client.on('sentinelError', (err: Error) => {
+    if (isMisconfiguration(redisFailureCause(err))) sentinelSaid = err;
+  });
   client.on('ready', () => {
     up = true;
+    starting = false;
+    known = undefined;
+    logged = undefined;
+    sentinelSaid = undefined;
     // Behind Sentinels, the primary it found (after a failover: the promoted one); an address, never a secret.
     const stream = client instanceof Redis ? client.stream : undefined;
     const primary = kind === 'sentinel' && stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
     logger.info({ event: 'redis_ready', kind, ...(primary ? { primary } : {}) }, 'redis connected');
   });
-  client.on('error', (err: Error) => {
-    if (!up) return;
-    up = false;
-    logger.warn(
-      { event: 'redis_error', kind, reason: err.message.slice(0, 200) },
-      'redis unreachable; reconnecting in the background',
-    );
+  client.on('error', (reported: Error) => {
+    const err = sentinelSaid && /sentinels are unreachable/i.test(reported.message) ? sentinelSaid : reported;
+    sentinelSaid = undefined;
+    const cause = redisFailureCause(err);
+    if (!known || isMisconfiguration(cause)) known = { cause, err };
+    if (up) {
+      up = false;
+      logFailure('redis_error', known.cause, known.err, `${lineOf(known.cause)}; reconnecting in the background`);
+      return;
+    }
+    if (starting || known.cause === logged) return;
+    logFailure('redis_error', known.cause, known.err, lineOf(known.cause));
   });
   client.on('close', () => {
     if (!up) return;
     up = false;
+    logged = 'unreachable';
     logger.warn({ event: 'redis_closed', kind }, 'redis connection closed; reconnecting in the background');
   });
   if (client instanceof Cluster) {
-    client.on('-node', () =>
-      logger.warn({ event: 'redis_node_lost', kind }, 'a cluster node left; its slots are looked up again'),
-    );
+    // A node that leaves a serving cluster (a master lost), once until it is connected again; not the seed nodes
+    // dropped on each retry of a cluster that never came up (e.g. nodes not in cluster mode).
+    const lost = new Set<string>();
+    const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
+    client.on('+node', (node: Redis) => node.once('ready', () => lost.delete(addressOf(node))));
+    client.on('-node', (node: Redis) => {
+      const address = addressOf(node);
+      if (!up || lost.has(address)) return;
+      lost.add(address);
+      logger.warn(
+        { event: 'redis_node_lost', kind, node: address },
+        'a cluster node left; its slots are looked up again',
+      );
+    });
   }
+  connect(client);
 
   // ioredis gives up for good ('end') in a few races, e.g. the Sentinels announcing the promotion while it is
   // asking them for the primary: unless this client is being closed, start connecting again a moment later.
@@ -221,6 +358,7 @@ export function createNodeRedis(
       // Its outages are the main connection's too, which logs them; without a listener ioredis prints each error.
       copy.on('error', () => {});
       revive(copy);
+      connect(copy);
       duplicates.push(copy);
       return copy;
     },
@@ -234,10 +372,11 @@ export function createNodeRedis(
         };
         const onReady = () => done(true);
         const timer = setTimeout(() => {
-          logger.warn(
-            { event: 'redis_unavailable_at_start', kind },
-            'redis not reachable at start; shared state falls back per process until it is',
-          );
+          if (starting) {
+            starting = false;
+            const cause = known?.cause ?? 'unreachable';
+            logFailure('redis_unavailable_at_start', cause, known?.err, `at start: ${lineOf(cause)}`);
+          }
           done(false);
         }, timeoutMs);
         client.once('ready', onReady);
