@@ -1,10 +1,6 @@
 // The client-credentials grant behind both token endpoints (POST /token/login in the upstream's dialect, POST
 // /oauth2/token in RFC 6749's): one reading of the form and the client's credentials, one failed-login throttle,
 // one log line per failure. Each endpoint only words the answer and the refusals.
-import type { Context } from 'hono';
-import type { AppEnv } from '../app-env.js';
-import type { Config } from '../config.js';
-import { clientAddress } from '../limits/client-address.js';
 import type { LoginThrottle } from '../limits/login-throttle.js';
 import type { Logger } from '../observability/logger.js';
 import { BASIC, decodeBasic } from './basic-credentials.js';
@@ -56,9 +52,16 @@ export interface GrantServices {
   gatewayTokens: GatewayTokens;
   /** The failed-login throttle the HTTP Basic routes count against too. */
   loginThrottle: LoginThrottle;
-  peerAddress: (c: Context) => string | undefined;
-  config: Pick<Config, 'trustProxyHops'>;
   logger: Logger;
+}
+
+/** What the grant reads of a token request, whichever route it came to. */
+export interface GrantRequest {
+  contentType: string | undefined;
+  authorization: string | undefined;
+  body(): Promise<ArrayBuffer>;
+  /** The caller's address as the failed-login throttle counts it (trusted-proxy aware). */
+  address(): string | undefined;
 }
 
 export interface GrantOptions {
@@ -94,21 +97,21 @@ function formDecoded(text: string): string {
   }
 }
 
-/** Runs the grant for the request in `c`: the token issued, or a {@link GrantRefusal}. */
+/** Runs the grant for a token request: the token issued, or a {@link GrantRefusal}. */
 export async function grantClientCredentials(
   services: GrantServices,
-  c: Context<AppEnv>,
+  request: GrantRequest,
   options: GrantOptions,
 ): Promise<Granted> {
-  const type = c.req.header('content-type') ?? '';
-  const authorization = c.req.header('authorization');
+  const type = request.contentType ?? '';
+  const { authorization } = request;
   const refuse = (error: GrantErrorCode, description: string) =>
     new GrantRefusal(error, description, authorization !== undefined);
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
     throw refuse('invalid_request', 'The body must be application/x-www-form-urlencoded.');
   }
   // Read as bytes: the form is not text to workerd, which warns on .text() of a form body.
-  const form = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
+  const form = new URLSearchParams(new TextDecoder().decode(await request.body()));
   const field = (name: string) => {
     const values = form.getAll(name);
     if (values.length > 1) throw refuse('invalid_request', `The field "${name}" is given more than once.`);
@@ -141,12 +144,7 @@ export async function grantClientCredentials(
   ) {
     throw refuse('invalid_scope', `The only scope this gateway grants is ${GATEWAY_SCOPE}.`);
   }
-  const address = clientAddress(
-    services.peerAddress(c),
-    c.req.header('x-forwarded-for'),
-    services.config.trustProxyHops,
-  );
-  const attempt = await services.loginThrottle.begin(clientId, address);
+  const attempt = await services.loginThrottle.begin(clientId, request.address());
   if (!attempt.allowed) {
     const seconds = String(attempt.retryAfterSeconds);
     throw new GrantRefusal(

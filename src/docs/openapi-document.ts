@@ -3,7 +3,6 @@
 import type { GenerateSpecOptions } from 'hono-openapi';
 import { OAUTH_TOKEN_PATH } from '../auth/client-credentials-grant.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
-import type { Config } from '../config.js';
 import { componentSchemas } from './openapi-schemas.js';
 
 export const API_VERSION = '0.1.0';

@@ -3,7 +3,6 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { UPSTREAM_BODY } from '../upstream/listing.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
-import type { Config } from '../config.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;
 

@@ -14,6 +14,7 @@ import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../docs/docs-page.js';
 import { routeDocs } from '../docs/route-docs.js';
 import type { Services } from '../services.js';
+import { grantRequestOf } from './token-login.js';
 
 /** RFC 6749 sections 5.1 and 5.2: no cache may keep a token answer, or a refusal of one. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
@@ -29,7 +30,9 @@ function issuerOf(c: Context<AppEnv>, publicBaseUrl: string | undefined): string
   return publicBaseUrl ?? new URL(c.req.url).origin;
 }
 
-export function oauthServerRoutes(services: GrantServices & Pick<Services, 'docsAssets' | 'config'>): Hono<AppEnv> {
+export function oauthServerRoutes(
+  services: GrantServices & Pick<Services, 'docsAssets' | 'config' | 'addressOf'>,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
   // Swagger UI's page only where this runtime serves it (Node; Workers answer 404 for /docs).
@@ -56,7 +59,7 @@ export function oauthServerRoutes(services: GrantServices & Pick<Services, 'docs
   app.post(OAUTH_TOKEN_PATH, routeDocs.oauthToken, async (c) => {
     let granted;
     try {
-      granted = await grantClientCredentials(services, c, { checkScope: true });
+      granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), { checkScope: true });
     } catch (err) {
       if (!(err instanceof GrantRefusal)) throw err;
       const status = refusalStatus(err);

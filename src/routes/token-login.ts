@@ -1,15 +1,17 @@
 // POST /token/login: the upstream's own client-credentials endpoint, issuing gateway tokens to internal clients in
 // the upstream's response shape (the grant itself: src/auth/client-credentials-grant.ts).
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import {
   grantClientCredentials,
   GrantRefusal,
   TOKEN_ENDPOINT_CHALLENGE,
+  type GrantRequest,
   type GrantServices,
 } from '../auth/client-credentials-grant.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
+import type { Services } from '../services.js';
 
 /** A refused grant as this endpoint has always answered it: a problem with RFC 6749's `error` members inside. */
 function loginProblem(refusal: GrantRefusal): GatewayError {
@@ -24,11 +26,23 @@ function loginProblem(refusal: GrantRefusal): GatewayError {
   return new GatewayError('bad_request', refusal.message, { extensions });
 }
 
-export function tokenLoginRoutes(services: GrantServices): Hono<AppEnv> {
+/** A token request's parts as the grant reads them. */
+export function grantRequestOf(c: Context<AppEnv>, addressOf: Services['addressOf']): GrantRequest {
+  return {
+    contentType: c.req.header('content-type'),
+    authorization: c.req.header('authorization'),
+    body: () => c.req.arrayBuffer(),
+    address: () => addressOf(c),
+  };
+}
+
+export function tokenLoginRoutes(services: GrantServices & Pick<Services, 'addressOf'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post('/token/login', routeDocs.tokenLogin, async (c) => {
-    const granted = await grantClientCredentials(services, c, { checkScope: false }).catch((err: unknown) => {
+    const granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), {
+      checkScope: false,
+    }).catch((err: unknown) => {
       throw err instanceof GrantRefusal ? loginProblem(err) : err;
     });
     c.header('cache-control', 'no-store');
