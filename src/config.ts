@@ -56,7 +56,8 @@ const wholeNumber = (min: number, max: number) => {
   );
 };
 
-const int = (min: number, max: number, fallback: number) => z._default(wholeNumber(min, max), fallback);
+/** A whole-number setting from `min` to `max`, `fallback` when unset (the Worker's own settings use it too). */
+export const int = (min: number, max: number, fallback: number) => z._default(wholeNumber(min, max), fallback);
 
 const httpUrl = z.pipe(
   text(
@@ -355,8 +356,45 @@ function redisConnectionOf(e: ParsedEnv, problems: ConfigProblem[]): RedisConnec
 /** Every variable the configuration reads. */
 export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
 
-/** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
-export function parseConfig(env: EnvSource) {
+/** What the configuration requires besides valid values; Workers have no demo mode, so there the upstream is required. */
+export interface ParseOptions {
+  /** The four UPSTREAM_* variables (and so the gateway's own token secret and clients) must be set. */
+  upstreamRequired?: boolean;
+}
+
+/**
+ * Required settings that are missing, judged by `has` (the raw input when a value is wrong, the parsed values
+ * otherwise), so a start names every missing setting beside every wrong one.
+ */
+function missingSettings(has: (name: string) => boolean, options: ParseOptions): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const present = UPSTREAM_VARS.filter(has);
+  const required = options.upstreamRequired === true;
+  if (required || (present.length > 0 && present.length < UPSTREAM_VARS.length)) {
+    for (const missing of UPSTREAM_VARS.filter((name) => !has(name))) {
+      problems.push({
+        variable: missing,
+        problem:
+          present.length === 0
+            ? 'is required (all four upstream variables; demo mode is Node only)'
+            : `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables${required ? '' : ', or none for demo mode'})`,
+      });
+    }
+  }
+  if (required || present.length === UPSTREAM_VARS.length) {
+    if (!has('GATEWAY_TOKEN_SECRET'))
+      problems.push({
+        variable: 'GATEWAY_TOKEN_SECRET',
+        problem: 'is required (at least 32 bytes) when an upstream is configured',
+      });
+    if (!has('GATEWAY_CLIENTS'))
+      problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
+  }
+  return problems;
+}
+
+/** Validates `env`; throws a {@link ConfigError} naming every wrong or missing variable. */
+export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
   const input: EnvSource = {};
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];
@@ -373,21 +411,19 @@ export function parseConfig(env: EnvSource) {
         problem: issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message,
       });
     }
+    const wrong = new Set(problems.map((p) => p.variable));
+    // A wrong value is not a missing one: only what is absent altogether is added.
+    for (const missing of missingSettings((name) => input[name] !== undefined || wrong.has(name), options))
+      problems.push(missing);
     throw configErrorOf(problems);
   }
   const e = result.data;
-  const problems: ConfigProblem[] = [];
-
+  const problems: ConfigProblem[] = missingSettings(
+    (name) => (name === 'GATEWAY_CLIENTS' ? e.GATEWAY_CLIENTS.size > 0 : e[name as keyof ParsedEnv] !== undefined),
+    options,
+  );
   const present = UPSTREAM_VARS.filter((name) => e[name] !== undefined);
-  if (present.length > 0 && present.length < UPSTREAM_VARS.length) {
-    for (const missing of UPSTREAM_VARS.filter((name) => e[name] === undefined)) {
-      problems.push({
-        variable: missing,
-        problem: `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`,
-      });
-    }
-  }
-  // Null when none of the four upstream variables is set: demo mode (Node only).
+  // Null when not all four upstream variables are set: demo mode (Node only), or a start refused above.
   const upstream =
     present.length !== UPSTREAM_VARS.length
       ? null
@@ -402,15 +438,6 @@ export function parseConfig(env: EnvSource) {
           /** A bigger search or token answer is a 502, and is not read past this many bytes. */
           maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
         };
-  if (upstream && !e.GATEWAY_TOKEN_SECRET) {
-    problems.push({
-      variable: 'GATEWAY_TOKEN_SECRET',
-      problem: 'is required (at least 32 bytes) when an upstream is configured',
-    });
-  }
-  if (upstream && e.GATEWAY_CLIENTS.size === 0) {
-    problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
-  }
   for (const [variable, ids] of [
     ['GATEWAY_CLIENTS', [...e.GATEWAY_CLIENTS.keys()]],
     ['GATEWAY_ADMIN_CLIENTS', e.GATEWAY_ADMIN_CLIENTS],

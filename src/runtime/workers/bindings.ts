@@ -4,6 +4,7 @@
 import type { UpstreamOutcome } from '../../observability/telemetry.js';
 import type { CounterDecision, CounterState } from '../../shared-state/counter-store.js';
 import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
+import type { MetricsBatch, PushAnswer } from './isolate-metrics.js';
 
 export interface ExecutionContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -69,4 +70,10 @@ export interface CounterObjectRpc {
   consume(points: number, limit: number, windowMs: number): Promise<CounterDecision>;
   add(points: number, windowMs: number): Promise<CounterState>;
   get(): Promise<CounterState | null>;
+}
+
+/** The RPC surface isolates call (isolate-metrics.ts): their pushes, and the deployment's /metrics text. */
+export interface MetricsObjectRpc {
+  push(batch: MetricsBatch): Promise<PushAnswer>;
+  render(): Promise<string>;
 }

@@ -1,17 +1,31 @@
 // Reads the Worker's bindings: the shared configuration (same names as on Node) plus the Workers-only settings
 // and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
 import * as z from 'zod/mini';
-import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
+import {
+  ConfigError,
+  int,
+  parseConfig,
+  SETTING_NAMES,
+  type Config,
+  type ConfigProblem,
+  type EnvSource,
+} from '../../config.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
   AnalyticsEngineDataset,
   CounterObjectRpc,
   DurableObjectNamespace,
+  MetricsObjectRpc,
   UpstreamTokenObjectRpc,
 } from './bindings.js';
 
 /** Binding names, as `wrangler.toml` declares them. */
-export const BINDINGS = { token: 'UPSTREAM_TOKEN', counters: 'COUNTERS', analytics: 'ANALYTICS' } as const;
+export const BINDINGS = {
+  token: 'UPSTREAM_TOKEN',
+  counters: 'COUNTERS',
+  metrics: 'METRICS',
+  analytics: 'ANALYTICS',
+} as const;
 
 export interface WorkerSettings {
   config: Config & { upstream: NonNullable<Config['upstream']> };
@@ -23,23 +37,26 @@ export interface WorkerSettings {
   lookupCacheApi: boolean;
   tokenObjects: DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined;
   counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
+  /** The deployment's metrics (MetricsObject): isolates push their counts, GET /metrics reads the sum. */
+  metricsObjects: DurableObjectNamespace<MetricsObjectRpc> | undefined;
+  /** An isolate pushes its counts at most this often (ms)... */
+  metricsPushIntervalMs: number;
+  /** ...or sooner, once it has counted this many requests since its last push. */
+  metricsPushMaxRequests: number;
   analytics: AnalyticsEngineDataset | undefined;
   /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
   unknown: UnknownSetting[];
 }
 
 const schema = z.object({
-  DURABLE_OBJECT_TIMEOUT_MS: z._default(
-    z.pipe(
-      z.pipe(z.string().check(z.trim(), z.regex(/^\d+$/, 'must be a whole number')), z.transform(Number)),
-      z.int().check(z.gte(50, 'must be at least 50'), z.lte(30_000, 'must be at most 30000')),
-    ),
-    1_000,
-  ),
+  DURABLE_OBJECT_TIMEOUT_MS: int(50, 30_000, 1_000),
   LOOKUP_CACHE_HOST: z.optional(
     z.string().check(z.trim(), z.regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)')),
   ),
   LOOKUP_CACHE_API: z._default(z.enum(['on', 'off']), 'on'),
+  // At most 20 s: the push waits in ctx.waitUntil, which keeps an isolate's work for 30 s after its answer.
+  METRICS_PUSH_INTERVAL_SECONDS: int(1, 20, 10),
+  METRICS_PUSH_MAX_REQUESTS: int(1, 100_000, 1_000),
 });
 
 /** The settings only the Worker reads, besides the shared ones. */
@@ -54,30 +71,37 @@ export function stringBindings(env: Record<string, unknown>): EnvSource {
 const isNamespace = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && typeof (v as { idFromName?: unknown }).idFromName === 'function';
 
-/** Throws a ConfigError naming the first wrong variable or binding. */
+/** Throws one ConfigError naming every wrong or missing variable and binding, as Node does at its start. */
 export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings {
   const strings = stringBindings(env);
-  const config = parseConfig(strings);
-  if (!config.upstream) {
-    throw new ConfigError(
-      'UPSTREAM_AUTH_URL',
-      'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)',
-    );
+  const problems: ConfigProblem[] = [];
+  let config: Config | undefined;
+  try {
+    config = parseConfig(strings, { upstreamRequired: true });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
   }
   const input: EnvSource = {};
   for (const key of Object.keys(schema.shape)) if (strings[key]) input[key] = strings[key];
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+    for (const issue of parsed.error.issues) {
+      const variable = String(issue.path[0] ?? 'environment');
+      if (!problems.some((p) => p.variable === variable)) problems.push({ variable, problem: issue.message });
+    }
   }
-  for (const name of [BINDINGS.token, BINDINGS.counters]) {
+  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics]) {
     if (env[name] !== undefined && !isNamespace(env[name]))
-      throw new ConfigError(name, 'must be a Durable Object namespace binding');
+      problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
-    throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
+    problems.push({ variable: BINDINGS.analytics, problem: 'must be an Analytics Engine dataset binding' });
+  }
+  if (problems.length > 0 || !config?.upstream || !parsed.success) {
+    const [first, ...more] = problems;
+    throw new ConfigError(first?.variable ?? 'UPSTREAM_AUTH_URL', first?.problem ?? 'is required', more);
   }
   const unknown = unknownSettings(strings, [
     ...SETTING_NAMES,
@@ -99,6 +123,9 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     lookupCacheApi: parsed.data.LOOKUP_CACHE_API === 'on',
     tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
     counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
+    metricsObjects: env[BINDINGS.metrics] as DurableObjectNamespace<MetricsObjectRpc> | undefined,
+    metricsPushIntervalMs: parsed.data.METRICS_PUSH_INTERVAL_SECONDS * 1000,
+    metricsPushMaxRequests: parsed.data.METRICS_PUSH_MAX_REQUESTS,
     analytics: analytics as AnalyticsEngineDataset | undefined,
   };
 }
