@@ -441,45 +441,76 @@ function redisConnectionOf(r: RedisSettings, problems: ConfigProblem[]): RedisCo
 }
 
 /** Validates `env`; throws a {@link ConfigError} naming every wrong variable. */
-export function parseConfig(env: EnvSource) {
+/** What the configuration requires besides valid values; Workers have no demo mode, so there the upstream is required. */
+export interface ParseOptions {
+  /** The four UPSTREAM_* variables (and so the gateway's own token secret and clients) must be set. */
+  upstreamRequired?: boolean;
+}
+
+const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'];
+
+/**
+ * Required settings that are missing, judged by `has` (the raw input when a value is wrong, the read values
+ * otherwise), so a start names every missing setting beside every wrong one.
+ */
+function missingSettings(has: (name: string) => boolean, options: ParseOptions): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const present = UPSTREAM_VARS.filter(has);
+  const required = options.upstreamRequired === true;
+  if (required || (present.length > 0 && present.length < UPSTREAM_VARS.length)) {
+    for (const missing of UPSTREAM_VARS.filter((name) => !has(name))) {
+      problems.push({
+        variable: missing,
+        problem:
+          present.length === 0
+            ? 'is required (all four upstream variables; demo mode is Node only)'
+            : `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables${required ? '' : ', or none for demo mode'})`,
+      });
+    }
+  }
+  if (required || present.length === UPSTREAM_VARS.length) {
+    if (!has('GATEWAY_TOKEN_SECRET'))
+      problems.push({
+        variable: 'GATEWAY_TOKEN_SECRET',
+        problem: 'is required (at least 32 bytes) when an upstream is configured',
+      });
+    if (!has('GATEWAY_CLIENTS'))
+      problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
+  }
+  return problems;
+}
+
+/** Validates `env`; throws a {@link ConfigError} naming every wrong, missing or retired variable at once. */
+export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
   const retired = Object.keys(RETIRED_SETTINGS)
     .filter((name) => env[name] !== undefined && env[name] !== '')
     .map((name) => ({ variable: name, problem: RETIRED_SETTINGS[name]! }));
   const read = settings.read(env);
-  if (!read.ok || retired.length > 0) throw configErrorOf([...retired, ...(read.ok ? [] : read.problems)]);
-  const v = read.values;
-  const problems: ConfigProblem[] = [];
-
-  const u = v.upstream;
-  const upstreamVars = [
-    ['UPSTREAM_AUTH_URL', u.authUrl],
-    ['UPSTREAM_BASE_URL', u.baseUrl],
-    ['UPSTREAM_CLIENT_ID', u.clientId],
-    ['UPSTREAM_CLIENT_SECRET', u.clientSecret],
-  ] as const;
-  const present = upstreamVars.filter(([, value]) => value !== undefined).map(([name]) => name);
-  if (present.length > 0 && present.length < upstreamVars.length) {
-    for (const [missing] of upstreamVars.filter(([, value]) => value === undefined)) {
-      problems.push({
-        variable: missing,
-        problem: `is required when ${present.join(', ')} ${present.length > 1 ? 'are' : 'is'} set (all four upstream variables, or none for demo mode)`,
-      });
-    }
+  if (!read.ok || retired.length > 0) {
+    const wrong = read.ok ? [] : read.problems;
+    const named = new Set(wrong.map((p) => p.variable));
+    // A wrong value is not a missing one: only what is absent altogether is added.
+    const missing = missingSettings((name) => (env[name] ?? '') !== '' || named.has(name), options);
+    throw configErrorOf([...retired, ...wrong, ...missing]);
   }
-  // Null unless all four upstream variables are set: demo mode (Node only).
+  const v = read.values;
+  const u = v.upstream;
+  const values: Record<string, unknown> = {
+    UPSTREAM_AUTH_URL: u.authUrl,
+    UPSTREAM_BASE_URL: u.baseUrl,
+    UPSTREAM_CLIENT_ID: u.clientId,
+    UPSTREAM_CLIENT_SECRET: u.clientSecret,
+    GATEWAY_TOKEN_SECRET: v.gatewayTokens.secret,
+  };
+  const problems: ConfigProblem[] = missingSettings(
+    (name) => (name === 'GATEWAY_CLIENTS' ? v.clients.size > 0 : values[name] !== undefined),
+    options,
+  );
+  // Null unless all four upstream variables are set: demo mode (Node only), or a start refused below.
   const upstream =
     u.authUrl !== undefined && u.baseUrl !== undefined && u.clientId !== undefined && u.clientSecret !== undefined
       ? { ...u, authUrl: u.authUrl, baseUrl: u.baseUrl, clientId: u.clientId, clientSecret: u.clientSecret }
       : null;
-  if (upstream && !v.gatewayTokens.secret) {
-    problems.push({
-      variable: 'GATEWAY_TOKEN_SECRET',
-      problem: 'is required (at least 32 bytes) when an upstream is configured',
-    });
-  }
-  if (upstream && v.clients.size === 0) {
-    problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
-  }
   for (const [variable, ids] of [
     ['GATEWAY_CLIENTS', [...v.clients.keys()]],
     ['GATEWAY_ADMIN_CLIENTS', [...v.adminClients]],

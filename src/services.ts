@@ -12,7 +12,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DocsAssets } from './docs-assets.js';
 import type { Logger } from './observability/logger.js';
-import type { GatewayMetrics } from './observability/metrics.js';
+import type { MetricsEndpoint } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
@@ -40,7 +40,7 @@ export interface RuntimeDeps {
   logger: Logger;
   telemetry: Telemetry;
   /** The metrics registry's owner; its `telemetry` is usually the one above. Absent: no /metrics route. */
-  metrics?: GatewayMetrics;
+  metrics?: MetricsEndpoint;
   /** The peer address of the connection (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
   peerAddress: (c: Context) => string | undefined;
   /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
@@ -69,7 +69,7 @@ export interface Services {
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
-  metrics: GatewayMetrics | undefined;
+  metrics: MetricsEndpoint | undefined;
   /** Keyed hashes of numbers for logs (LOG_HASH_KEY). */
   numberHasher: KeyedHasher;
   /** Writes a finished request's metrics and log line (the access log and the Node hit path). */

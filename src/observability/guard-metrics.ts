@@ -3,6 +3,7 @@
 // `console` only: the guard checks it against GATEWAY_CLIENTS before reporting.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundCounters } from './bound-series.js';
+import { BREAKER_STATES, FAMILIES as F, promOptions } from './metric-families.js';
 import type { CallerLabel, QuotaScope, SearchResult, Telemetry } from './telemetry.js';
 
 export const SEARCH_RESULTS: readonly SearchResult[] = [
@@ -18,7 +19,7 @@ export const SEARCH_RESULTS: readonly SearchResult[] = [
   'error',
 ];
 export const QUOTA_SCOPES: readonly QuotaScope[] = ['quota', 'budget'];
-export const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
+export { BREAKER_STATES };
 export type BreakerStateName = (typeof BREAKER_STATES)[number];
 
 /** Read at scrape time from the guard: no network on a scrape, only what this process last saw. */
@@ -39,49 +40,35 @@ export type GuardTelemetry = Pick<
   'clientSearch' | 'clientUpstreamCall' | 'quotaRejected' | 'breakerOpened' | 'upstreamCooldown'
 >;
 
-export function createGuardMetrics(
-  registry: Registry,
-  name: (n: string) => string,
-  status: () => GuardStatus | undefined,
-): GuardTelemetry {
+export function createGuardMetrics(registry: Registry, status: () => GuardStatus | undefined): GuardTelemetry {
   const registers = [registry];
   // Counted on every search, cache hits included: bound series, read by prom-client when it collects.
   const searches = boundCounters<'client' | 'result'>();
   new Counter({
-    name: name('client_searches_total'),
-    help: 'Searches per caller (registered client id or console) by result: the cache result, or the guard that refused it.',
-    labelNames: ['client', 'result'] as const,
+    ...promOptions(F.clientSearches),
     registers,
     collect() {
       searches.fold(this);
     },
   });
   const upstreamCalls = new Counter({
-    name: name('client_upstream_calls_total'),
-    help: 'Upstream search calls made on behalf of each caller, whatever their outcome.',
-    labelNames: ['client'] as const,
+    ...promOptions(F.clientUpstreamCalls),
     registers,
   });
   const rejections = new Counter({
-    name: name('quota_rejections_total'),
-    help: "Upstream calls refused by a caller's daily quota (scope=quota) or the deployment's daily budget (scope=budget).",
-    labelNames: ['client', 'scope'] as const,
+    ...promOptions(F.quotaRejections),
     registers,
   });
   const opens = new Counter({
-    name: name('upstream_breaker_opens_total'),
-    help: 'Times the upstream circuit breaker opened.',
+    ...promOptions(F.breakerOpens),
     registers,
   });
   const cooldowns = new Counter({
-    name: name('upstream_cooldowns_total'),
-    help: 'Upstream 429 answers that started a cooldown.',
+    ...promOptions(F.cooldowns),
     registers,
   });
   new Gauge({
-    name: name('upstream_breaker_state'),
-    help: 'The upstream circuit breaker: 1 for its current state (closed, open, half_open), 0 for the others.',
-    labelNames: ['state'] as const,
+    ...promOptions(F.breakerState),
     registers,
     collect() {
       const current = status()?.breaker ?? 'closed';
@@ -89,33 +76,28 @@ export function createGuardMetrics(
     },
   });
   new Gauge({
-    name: name('upstream_cooldown_end_timestamp_seconds'),
-    help: 'Unix time the upstream may be called again after a 429 (0 when no cooldown runs).',
+    ...promOptions(F.cooldownEnd),
     registers,
     collect() {
       this.set((status()?.cooldownUntil ?? 0) / 1000);
     },
   });
   new Gauge({
-    name: name('upstream_in_flight'),
-    help: 'Upstream search calls in flight in this process (at most UPSTREAM_MAX_CONCURRENCY).',
+    ...promOptions(F.inFlight),
     registers,
     collect() {
       this.set(status()?.inFlight ?? 0);
     },
   });
   new Gauge({
-    name: name('upstream_queued'),
-    help: 'Misses of this process waiting for an upstream slot (at most UPSTREAM_MAX_QUEUE).',
+    ...promOptions(F.queued),
     registers,
     collect() {
       this.set(status()?.queued ?? 0);
     },
   });
   new Gauge({
-    name: name('client_upstream_quota_used'),
-    help: "Today's (UTC) upstream calls of each caller that has a quota, as this process last saw the deployment's count.",
-    labelNames: ['client'] as const,
+    ...promOptions(F.quotaUsed),
     registers,
     collect() {
       this.reset();
@@ -123,9 +105,7 @@ export function createGuardMetrics(
     },
   });
   new Gauge({
-    name: name('client_upstream_quota_limit'),
-    help: 'The daily upstream quota of each caller that has one (CLIENT_UPSTREAM_QUOTA_PER_DAY, CLIENT_UPSTREAM_QUOTAS).',
-    labelNames: ['client'] as const,
+    ...promOptions(F.quotaLimit),
     registers,
     collect() {
       this.reset();
@@ -133,16 +113,14 @@ export function createGuardMetrics(
     },
   });
   new Gauge({
-    name: name('upstream_budget_used'),
-    help: "Today's (UTC) upstream calls of all callers together, as this process last saw them (0 without UPSTREAM_BUDGET_PER_DAY).",
+    ...promOptions(F.budgetUsed),
     registers,
     collect() {
       this.set(status()?.budget?.used ?? 0);
     },
   });
   new Gauge({
-    name: name('upstream_budget_limit'),
-    help: 'UPSTREAM_BUDGET_PER_DAY (0 when unset).',
+    ...promOptions(F.budgetLimit),
     registers,
     collect() {
       this.set(status()?.budget?.limit ?? 0);

@@ -1,46 +1,41 @@
-// The gateway's Prometheus metrics, declared as data in one place on a registry the runtime passes in;
+// The gateway's Prometheus metrics on Node, from the families of metric-families.ts on a registry the runtime passes in;
 // implements the Telemetry port and records requests. Every label value comes from a closed set.
 import { HTTP_METHODS, UNMATCHED_ROUTE } from './telemetry.js';
 export { HTTP_METHODS, UNMATCHED_ROUTE };
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { boundCounters, boundHistogram, type BoundCounter, type BoundHistogram } from './bound-series.js';
-import type {
-  CacheResult,
-  ConsoleRefusal,
-  RateLimitScope,
-  SharedStoreName,
-  Telemetry,
-  TokenRefreshReason,
-  TokenRefreshResult,
-  UpstreamEndpoint,
-  UpstreamOutcome,
-} from './telemetry.js';
+import type { Telemetry } from './telemetry.js';
 import { createGuardMetrics, type GuardStatus } from './guard-metrics.js';
+import {
+  CACHE_RESULTS,
+  closedMethod as closedOf,
+  CONSOLE_REFUSALS,
+  FAMILIES as F,
+  METRIC_PREFIX,
+  promOptions,
+  SHARED_STORES,
+  TOKEN_REFRESH_REASONS,
+  TOKEN_REFRESH_RESULTS,
+  UPSTREAM_ENDPOINTS,
+  UPSTREAM_OUTCOMES,
+} from './metric-families.js';
 
-export const METRIC_PREFIX = 'callerid_gateway_';
+export { METRIC_PREFIX };
 
-export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error', 'shared'];
-export const UPSTREAM_ENDPOINTS: readonly UpstreamEndpoint[] = ['token', 'search'];
-export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = [
-  'ok',
-  'unauthorized',
-  'client_error',
-  'server_error',
-  'timeout',
-  'network',
-  'malformed',
-  'rate_limited',
-];
-export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
-export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
-export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
-export const SHARED_STORES: readonly SharedStoreName[] = ['token', 'lookup', 'counter'];
-export const CONSOLE_REFUSALS: readonly ConsoleRefusal[] = ['mobile', 'rate_limited', 'not_allowed'];
+// The closed label sets, where callers have always imported them from.
+export {
+  CACHE_RESULTS,
+  CONSOLE_REFUSALS,
+  RATE_LIMIT_SCOPES,
+  SHARED_STORES,
+  TOKEN_REFRESH_REASONS,
+  TOKEN_REFRESH_RESULTS,
+  UPSTREAM_ENDPOINTS,
+  UPSTREAM_OUTCOMES,
+} from './metric-families.js';
 /** Methods outside this set (any string a client sends) are counted as "other". */
 
-/** Seconds; the cache-hit path is sub-millisecond, a search through the upstream up to its timeout. */
-const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+// Names, help, labels and buckets: metric-families.ts, shared with the Worker.
 
 /** What the metrics read at scrape time instead of being told: the token's expiry, the cache's size. */
 export interface MetricSources {
@@ -62,6 +57,9 @@ export interface GatewayMetrics {
   render(): Promise<{ body: string; contentType: string }>;
 }
 
+/** What both runtimes expose beside their counting: the scrape's text (Node: its registry; Workers: the object's sum). */
+export type MetricsEndpoint = Pick<GatewayMetrics, 'telemetry' | 'observeRequest' | 'watch' | 'render'>;
+
 export interface MetricsOptions {
   registry: Registry;
 }
@@ -70,40 +68,34 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const { registry } = options;
   const sources: MetricSources = {};
   const registers = [registry];
-  const name = (n: string) => METRIC_PREFIX + n;
 
   // The request metrics are counted per request, the hit path included: their series are bound once per route,
   // method and status (bound-series.ts) and read by prom-client when it collects.
   const requestSeries = boundCounters<'route' | 'method' | 'status'>();
   new Counter({
-    name: name('http_requests_total'),
-    help: 'HTTP requests answered, by route template, method and status code.',
-    labelNames: ['route', 'method', 'status'] as const,
+    ...promOptions(F.httpRequests),
     registers,
     collect() {
       requestSeries.fold(this);
     },
   });
   const durationSeries = boundHistogram<'route' | 'method' | 'status'>({
-    name: name('http_request_duration_seconds'),
-    help: 'Time from receiving a request to its response being ready, by route template, method and status code.',
-    buckets: REQUEST_BUCKETS,
+    name: F.httpDuration.name,
+    help: F.httpDuration.help,
+    buckets: F.httpDuration.buckets,
     registry,
   });
   // Counted on every search, cache hits included: bound series too.
   const cacheLookupSeries = boundCounters<'result'>();
   const cacheLookups = new Counter({
-    name: name('cache_lookups_total'),
-    help: 'Search cache lookups by result: hit, miss, stale (served while revalidating), coalesced (joined an in-flight miss), stale_if_error, shared (fresh from the shared tier: fetched by another replica).',
-    labelNames: ['result'] as const,
+    ...promOptions(F.cacheLookups),
     registers,
     collect() {
       cacheLookupSeries.fold(this);
     },
   });
   new Gauge({
-    name: name('cache_entries'),
-    help: 'Entries held in the search cache.',
+    ...promOptions(F.cacheEntries),
     registers,
     collect() {
       const stats = sources.cacheStats?.();
@@ -111,8 +103,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
   new Gauge({
-    name: name('cache_bytes'),
-    help: 'Bytes held in the search cache (as the cache counts them against its bound).',
+    ...promOptions(F.cacheBytes),
     registers,
     collect() {
       const stats = sources.cacheStats?.();
@@ -120,38 +111,27 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
   const upstreamCalls = new Counter({
-    name: name('upstream_requests_total'),
-    help: 'Calls to the upstream by endpoint (token, search) and outcome.',
-    labelNames: ['endpoint', 'outcome'] as const,
+    ...promOptions(F.upstreamRequests),
     registers,
   });
   const upstreamDuration = new Histogram({
-    name: name('upstream_request_duration_seconds'),
-    help: 'Duration of calls to the upstream by endpoint, whatever their outcome.',
-    labelNames: ['endpoint'] as const,
-    buckets: UPSTREAM_BUCKETS,
+    ...promOptions(F.upstreamDuration),
     registers,
   });
   const upstreamTimeouts = new Counter({
-    name: name('upstream_timeouts_total'),
-    help: 'Calls to the upstream that got no answer within the timeout, by endpoint.',
-    labelNames: ['endpoint'] as const,
+    ...promOptions(F.upstreamTimeouts),
     registers,
   });
   const tokenRefreshes = new Counter({
-    name: name('upstream_token_refreshes_total'),
-    help: 'Upstream token refreshes by result and reason (cold, ahead, expired, unauthorized).',
-    labelNames: ['result', 'reason'] as const,
+    ...promOptions(F.tokenRefreshes),
     registers,
   });
   const unauthorizedRefreshes = new Counter({
-    name: name('upstream_token_unauthorized_refreshes_total'),
-    help: 'Upstream token refreshes triggered by the upstream refusing the held token (401).',
+    ...promOptions(F.unauthorizedRefreshes),
     registers,
   });
   new Gauge({
-    name: name('upstream_token_expiry_timestamp_seconds'),
-    help: 'Unix time the held upstream token expires (NaN when none is held); time() - this is how long ago it did.',
+    ...promOptions(F.tokenExpiry),
     registers,
     collect() {
       const expiresAt = sources.tokenStatus?.().expiresAt ?? null;
@@ -159,30 +139,23 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
   new Gauge({
-    name: name('upstream_token_consecutive_failures'),
-    help: 'Upstream token refreshes that failed in a row since the last success.',
+    ...promOptions(F.tokenFailures),
     registers,
     collect() {
       this.set(sources.tokenStatus?.().consecutiveFailures ?? 0);
     },
   });
   const consoleRefused = new Counter({
-    name: name('console_refusals_total'),
-    help: 'Console requests refused, by reason (mobile, rate_limited, not_allowed).',
-    labelNames: ['reason'] as const,
+    ...promOptions(F.consoleRefusals),
     registers,
   });
 
   const sharedStoreUp = new Gauge({
-    name: name('shared_store_up'),
-    help: 'Whether the shared store (Redis, Durable Object, Cache API) of each piece of state answers (1) or this process runs on its own state (0); 1 when none is configured.',
-    labelNames: ['store'] as const,
+    ...promOptions(F.sharedStoreUp),
     registers,
   });
   const sharedStoreFallbacks = new Counter({
-    name: name('shared_store_fallbacks_total'),
-    help: 'Operations that fell back to per-process state because their shared store failed, by store (token, lookup, counter).',
-    labelNames: ['store'] as const,
+    ...promOptions(F.sharedStoreFallbacks),
     registers,
   });
 
@@ -223,7 +196,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     return recorder;
   };
 
-  const guard = createGuardMetrics(registry, name, () => sources.guardStatus?.());
+  const guard = createGuardMetrics(registry, () => sources.guardStatus?.());
 
   const telemetry: Telemetry = {
     ...guard,
@@ -273,5 +246,5 @@ interface RequestRecorder {
 }
 
 function closedMethod(method: string): string {
-  return (HTTP_METHODS as readonly string[]).includes(method) ? method : 'other';
+  return closedOf(method, HTTP_METHODS);
 }

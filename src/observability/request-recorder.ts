@@ -3,7 +3,7 @@
 // middleware and the Node hit path, so both write exactly the same.
 import type { CacheResult } from './telemetry.js';
 import { jsonString, type LogFields, type Logger, type LogLevel } from './logger.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { MetricsEndpoint } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
 
 /** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
@@ -25,7 +25,7 @@ export interface FinishedRequest {
 
 export interface RequestRecorderOptions {
   logger: Logger;
-  metrics?: GatewayMetrics | undefined;
+  metrics?: MetricsEndpoint | undefined;
   hasher?: KeyedHasher | undefined;
   /** Routes logged at debug instead of info: probes and scrapes would drown the rest. */
   quietRoutes?: ReadonlySet<string>;

@@ -4,10 +4,10 @@ import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { constantTimeEqual, sha256Hex } from '../auth/client-registry.js';
 import { problemResponse } from '../errors.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import type { MetricsEndpoint } from '../observability/metrics.js';
 
 export interface MetricsRouteOptions {
-  metrics: GatewayMetrics;
+  metrics: MetricsEndpoint;
   /** When set, scrapes must send `Authorization: Bearer <token>`. */
   token?: string | undefined;
 }

@@ -38,6 +38,8 @@ export interface PrometheusOptions {
   /** Absolute paths of rule files to load and evaluate. */
   ruleFiles?: string[];
   scrapeIntervalSeconds?: number;
+  /** Sent as `Authorization: Bearer` on every scrape (METRICS_TOKEN). */
+  bearerToken?: string;
 }
 
 export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
@@ -50,6 +52,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
     ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - ${JSON.stringify(f)}`)] : []),
     'scrape_configs:',
     `  - job_name: ${JSON.stringify(options.job)}`,
+    ...(options.bearerToken ? ['    authorization:', `      credentials: ${JSON.stringify(options.bearerToken)}`] : []),
     '    static_configs:',
     `      - targets: [${options.targets.map((t) => JSON.stringify(t)).join(', ')}]`,
   ].join('\n');

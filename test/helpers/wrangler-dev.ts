@@ -15,13 +15,23 @@ export const wranglerPresent = (): boolean =>
 export interface WranglerDev {
   url: string;
   close(): void;
+  /** Resolves once wrangler and its workerd have exited (after close()). */
+  exited: Promise<void>;
 }
 
-export async function startWranglerDev(vars: Record<string, string>): Promise<WranglerDev> {
+export interface WranglerDevOptions {
+  /** State directory to keep across runs (a restart test); default: a fresh one, removed on close. */
+  persistTo?: string;
+}
+
+export async function startWranglerDev(
+  vars: Record<string, string>,
+  options: WranglerDevOptions = {},
+): Promise<WranglerDev> {
   const port = await freePort();
   // Durable Object and Cache API state of its own: counts of an earlier run (a second CI leg a minute later)
   // must not carry over into this one, as they would from the default .wrangler/state.
-  const state = mkdtempSync(join(tmpdir(), 'callerid-wrangler-'));
+  const state = options.persistTo ?? mkdtempSync(join(tmpdir(), 'callerid-wrangler-'));
   const args = [
     'wrangler',
     'dev',
@@ -44,6 +54,7 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     // Its own process group, so close() ends wrangler and the workerd it started.
     detached: true,
   });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let output = '';
   worker.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -53,7 +64,7 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     } catch {
       // already gone
     }
-    rmSync(state, { recursive: true, force: true });
+    if (options.persistTo === undefined) rmSync(state, { recursive: true, force: true });
   };
   const deadline = Date.now() + 90_000;
   while (!/Ready on/.test(output)) {
@@ -63,5 +74,5 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url: `http://127.0.0.1:${port}`, close };
+  return { url: `http://127.0.0.1:${port}`, close, exited };
 }

@@ -70,3 +70,28 @@ export interface CounterObjectRpc {
   add(points: number, windowMs: number): Promise<CounterState>;
   get(): Promise<CounterState | null>;
 }
+
+/** The RPC surface isolates call (isolate-metrics.ts): their pushes, and the deployment's /metrics text. */
+export interface MetricsObjectRpc {
+  push(batch: MetricsBatch): Promise<PushAnswer>;
+  render(): Promise<string>;
+}
+
+/** One push: counter and histogram deltas since the isolate's previous push, and its gauges as they read now. */
+export interface MetricsBatch {
+  isolate: string;
+  seq: number;
+  /** How often the isolate pushes (ms): the object forgets its gauges after three intervals without a push. */
+  intervalMs: number;
+  /** [family name, label values, delta]. */
+  counters: [string, string[], number][];
+  /** [family name, label values, per-bucket (not cumulative) counts with +Inf last, sum, count]. */
+  histograms: [string, string[], number[], number, number][];
+  /** [family name, label values, value]; null stands for NaN, which JSON cannot carry. */
+  gauges: [string, string[], number | null][];
+}
+
+/** The object's answer: the highest sequence number it has counted for this isolate. */
+export interface PushAnswer {
+  seq: number;
+}

@@ -1,11 +1,13 @@
 // The Cloudflare Workers entry point: the same app, configured from bindings (the same names as on Node), with
 // the shared state of docs/workers.md: the upstream token and the counters in Durable Objects, the
-// lookup tier in the Cache API, background work through ctx.waitUntil, metrics to Analytics Engine.
+// lookup tier in the Cache API, background work through ctx.waitUntil, metrics pushed to one Durable Object that
+// serves the deployment's /metrics (and a data point per request to Analytics Engine).
 import { createHmac } from 'node:crypto';
 import { createApp, type GatewayApp } from '../../app.js';
 import { systemClock } from '../../clock.js';
 import { ConfigError } from '../../config.js';
 import { problemResponse } from '../../errors.js';
+import { metricSourcesOf } from '../../metric-sources.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
 import { createServices, type Services } from '../../services.js';
 import { createFetchHttp } from '../../upstream/http.js';
@@ -19,13 +21,18 @@ import { readWorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
 import type { ExecutionContext } from './bindings.js';
+import { callDurableObject } from './durable-object-call.js';
+import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js';
 
 export { UpstreamTokenObject } from './durable-objects/upstream-token.js';
 export { CounterObject } from './durable-objects/counter.js';
+export { MetricsObject } from './durable-objects/metrics.js';
 
 export interface WorkerGateway {
   app: GatewayApp;
   services: Services;
+  /** This isolate's counts and their pushes (absent without the METRICS binding). */
+  metrics: IsolateMetrics | undefined;
   /** Serves one request; work it starts in the background is kept alive with `ctx.waitUntil`. */
   fetch(request: Request, ctx: ExecutionContext): Promise<Response>;
 }
@@ -50,49 +57,90 @@ export async function createWorkerGateway(
     );
   }
   const scopes = createRequestScopes();
-  // No Prometheus registry on Workers: a scrape would reach one arbitrary isolate and count for it alone, and
-  // prom-client would be a tenth of the bundle. The deployment's figures are in Analytics Engine and the logs.
   const timeoutMs = settings.durableObjectTimeoutMs;
+  // No prom-client here (a sixth of the bundle): the isolate counts the same families in plain numbers and pushes
+  // them to the metrics object, which serves one /metrics for every isolate of the deployment.
+  const metricsObjects = settings.metricsObjects;
+  const isolateMetrics: IsolateMetrics | undefined = metricsObjects
+    ? createIsolateMetrics({
+        isolate: crypto.randomUUID(),
+        intervalMs: settings.metricsPushIntervalMs,
+        maxRequests: settings.metricsPushMaxRequests,
+        now: () => Date.now(),
+        // A stub belongs to the request that made it, so each call makes its own.
+        push: (batch) =>
+          callDurableObject('counter', timeoutMs, () =>
+            metricsObjects.get(metricsObjects.idFromName(METRICS_OBJECT)).push(batch),
+          ),
+        read: () =>
+          callDurableObject('counter', timeoutMs, () =>
+            metricsObjects.get(metricsObjects.idFromName(METRICS_OBJECT)).render(),
+          ),
+        onPushError: (err) =>
+          logger.warn(
+            { event: 'metrics_push_failed', err: err instanceof Error ? err.message : String(err) },
+            'metrics push failed; sent again with the next one',
+          ),
+      })
+    : undefined;
+  // The Worker is on the internet: without METRICS_TOKEN its /metrics answers every scrape 401 (a token no one has).
+  const metricsToken = config.metrics.token ?? crypto.randomUUID();
+  if (isolateMetrics && config.metrics.token === undefined) {
+    logger.warn({ event: 'metrics_token_missing' }, 'METRICS_TOKEN is not set: GET /metrics refuses every scrape');
+  }
   const edgeCache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
   const { analytics } = settings;
 
   const counters = settings.counterObjects
     ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
     : undefined;
-  const services = await createServices(config, {
-    http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
-    clock: systemClock,
-    logger,
-    telemetry: scopes.timing(noopTelemetry),
-    peerAddress: (c) => c.req.header('cf-connecting-ip'),
-    // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
-    syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
-    tokenStore: settings.tokenObjects
-      ? createWorkerTokenStore({
-          namespace: settings.tokenObjects,
-          clientId: config.upstream.clientId,
-          timeoutMs,
-          upstreamTimeoutMs: config.upstream.timeoutMs,
-        })
-      : undefined,
-    counters,
-    limiters: counters && createWorkerLimiters(counters),
-    lookupTier:
-      settings.lookupCacheApi && edgeCache
-        ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
+  const services = await createServices(
+    { ...config, metrics: { ...config.metrics, token: metricsToken } },
+    {
+      http: createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes: config.upstream.maxBodyBytes }),
+      clock: systemClock,
+      logger,
+      telemetry: scopes.timing(isolateMetrics?.endpoint.telemetry ?? noopTelemetry),
+      metrics: isolateMetrics?.endpoint,
+      peerAddress: (c) => c.req.header('cf-connecting-ip'),
+      // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
+      syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
+      tokenStore: settings.tokenObjects
+        ? createWorkerTokenStore({
+            namespace: settings.tokenObjects,
+            clientId: config.upstream.clientId,
+            timeoutMs,
+            upstreamTimeoutMs: config.upstream.timeoutMs,
+          })
         : undefined,
-    background: scopes.background,
-    onRequest: analytics
-      ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0))
-      : undefined,
-  });
+      counters,
+      limiters: counters && createWorkerLimiters(counters),
+      lookupTier:
+        settings.lookupCacheApi && edgeCache
+          ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
+          : undefined,
+      background: scopes.background,
+      onRequest: analytics
+        ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0))
+        : undefined,
+    },
+  );
+  isolateMetrics?.endpoint.watch(metricSourcesOf(services));
   const app = createApp(services);
   return {
     app,
     services,
-    fetch: async (request, ctx) => scopes.run(ctx, () => app.fetch(request, env, ctx as never)),
+    metrics: isolateMetrics,
+    fetch: async (request, ctx) => {
+      const response = await scopes.run(ctx, () => app.fetch(request, env, ctx as never));
+      isolateMetrics?.afterRequest(ctx);
+      return response;
+    },
   };
 }
+
+/** The one metrics object of the deployment (docs/workers.md, "Metrics": sharding on paper). */
+const METRICS_OBJECT = 'deployment';
 
 // Built once per isolate from the first request's bindings: bindings are not available at module load.
 let built: Promise<WorkerGateway> | undefined;
@@ -105,8 +153,12 @@ export default {
       gateway = await built;
     } catch (err) {
       built = undefined;
-      const detail = err instanceof ConfigError ? err.message : 'start-up failed';
-      console.log(JSON.stringify({ level: 'error', service: 'callerid-gateway', msg: detail }));
+      // Every wrong or missing setting in one line, so one fix-up round makes the Worker start.
+      const fields =
+        err instanceof ConfigError
+          ? { event: 'config_error', problems: err.problems, msg: err.message }
+          : { msg: 'start-up failed' };
+      console.log(JSON.stringify({ level: 'error', service: 'callerid-gateway', ...fields }));
       return problemResponse(
         'unavailable',
         'The gateway is not configured correctly; see its logs.',

@@ -1,18 +1,31 @@
 // Reads the Worker's bindings: the shared configuration (same names as on Node) plus the Workers-only settings
-// and bindings (Durable Objects, Analytics Engine), validated like the rest with one line naming the variable.
+// and bindings (Durable Objects, Analytics Engine), validated like the rest: one start names every wrong setting.
 import * as z from 'zod/mini';
-import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
+import {
+  ConfigError,
+  parseConfig,
+  SETTING_NAMES,
+  type Config,
+  type ConfigProblem,
+  type EnvSource,
+} from '../../config.js';
 import { configErrorOf, flag, int, setting, settingsReader, text } from '../../settings-table.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
   AnalyticsEngineDataset,
   CounterObjectRpc,
   DurableObjectNamespace,
+  MetricsObjectRpc,
   UpstreamTokenObjectRpc,
 } from './bindings.js';
 
 /** Binding names, as `wrangler.toml` declares them. */
-export const BINDINGS = { token: 'UPSTREAM_TOKEN', counters: 'COUNTERS', analytics: 'ANALYTICS' } as const;
+export const BINDINGS = {
+  token: 'UPSTREAM_TOKEN',
+  counters: 'COUNTERS',
+  metrics: 'METRICS',
+  analytics: 'ANALYTICS',
+} as const;
 
 export interface WorkerSettings {
   config: Config & { upstream: NonNullable<Config['upstream']> };
@@ -24,6 +37,12 @@ export interface WorkerSettings {
   lookupCacheApi: boolean;
   tokenObjects: DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined;
   counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
+  /** The deployment's metrics (MetricsObject): isolates push their counts, GET /metrics reads the sum. */
+  metricsObjects: DurableObjectNamespace<MetricsObjectRpc> | undefined;
+  /** An isolate pushes its counts at most this often (ms)... */
+  metricsPushIntervalMs: number;
+  /** ...or sooner, once it has counted this many requests since its last push. */
+  metricsPushMaxRequests: number;
   analytics: AnalyticsEngineDataset | undefined;
   /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
   unknown: UnknownSetting[];
@@ -37,6 +56,9 @@ const WORKER_SETTINGS = {
     z.optional(text(z.regex(/^[a-z0-9.-]{1,253}$/i, 'must be a host name (e.g. gateway.example.com)'))),
   ),
   lookupCacheApi: setting('LOOKUP_CACHE_API', flag('on', 'off', true)),
+  // At most 20 s: the push waits in ctx.waitUntil, which keeps an isolate's work for 30 s after its answer.
+  metricsPushIntervalSeconds: setting('METRICS_PUSH_INTERVAL_SECONDS', int(1, 20, 10)),
+  metricsPushMaxRequests: setting('METRICS_PUSH_MAX_REQUESTS', int(1, 100_000, 1_000)),
 };
 const workerSettings = settingsReader(WORKER_SETTINGS);
 
@@ -51,27 +73,29 @@ export function stringBindings(env: Record<string, unknown>): EnvSource {
 const isNamespace = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && typeof (v as { idFromName?: unknown }).idFromName === 'function';
 
-/** Throws a ConfigError naming the first wrong variable or binding. */
+/** Throws one ConfigError naming every wrong or missing variable and binding, as Node does at its start. */
 export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings {
   const strings = stringBindings(env);
-  const config = parseConfig(strings);
-  if (!config.upstream) {
-    throw new ConfigError(
-      'UPSTREAM_AUTH_URL',
-      'the four UPSTREAM_* bindings are required on Workers (demo mode is Node only)',
-    );
+  const problems: ConfigProblem[] = [];
+  let config: Config | undefined;
+  try {
+    config = parseConfig(strings, { upstreamRequired: true });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
   }
   const parsed = workerSettings.read(strings);
-  if (!parsed.ok) throw configErrorOf(parsed.problems);
-  const own = parsed.values;
-  for (const name of [BINDINGS.token, BINDINGS.counters]) {
+  if (!parsed.ok) problems.push(...parsed.problems);
+  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics]) {
     if (env[name] !== undefined && !isNamespace(env[name]))
-      throw new ConfigError(name, 'must be a Durable Object namespace binding');
+      problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
-    throw new ConfigError(BINDINGS.analytics, 'must be an Analytics Engine dataset binding');
+    problems.push({ variable: BINDINGS.analytics, problem: 'must be an Analytics Engine dataset binding' });
   }
+  if (problems.length > 0 || !config?.upstream || !parsed.ok) throw configErrorOf(problems);
+  const own = parsed.values;
   const unknown = unknownSettings(strings, [...SETTING_NAMES, ...WORKER_SETTING_NAMES, ...Object.values(BINDINGS)]);
   return {
     unknown,
@@ -88,6 +112,9 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     lookupCacheApi: own.lookupCacheApi,
     tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
     counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
+    metricsObjects: env[BINDINGS.metrics] as DurableObjectNamespace<MetricsObjectRpc> | undefined,
+    metricsPushIntervalMs: own.metricsPushIntervalSeconds * 1000,
+    metricsPushMaxRequests: own.metricsPushMaxRequests,
     analytics: analytics as AnalyticsEngineDataset | undefined,
   };
 }

@@ -16,6 +16,8 @@ export function workerdBindings(simulatorUrl: string): Record<string, string> {
     GATEWAY_ADMIN_CLIENTS: WORKERD_CLIENT.id,
     DEFAULT_REGION: 'GB',
     CONSOLE_PROVIDER: 'swissdir',
+    // The isolates' metrics push waits in ctx.waitUntil; tests that wait on the context wait for it too.
+    METRICS_PUSH_INTERVAL_SECONDS: '1',
     UPSTREAM_TIMEOUT_MS: '2000',
     LOG_LEVEL: 'warn',
   };

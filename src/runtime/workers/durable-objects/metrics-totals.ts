@@ -1,0 +1,192 @@
+// The deployment's metric totals inside the metrics Durable Object: isolates' deltas added once each (by isolate id
+// and sequence number), gauges merged across the isolates that pushed lately, and the Prometheus text format of
+// it all with the families, help and series Node's registry exports (metric-families.ts).
+import { FAMILIES, seedSeries, type GaugeFamily, type MetricFamily } from '../../../observability/metric-families.js';
+import type { MetricsBatch } from '../isolate-metrics.js';
+
+/** What is kept in storage: the totals and each isolate's last counted sequence number. */
+export interface StoredTotals {
+  counters: [string, string[], number][];
+  histograms: [string, string[], number[], number, number][];
+  isolates: [string, number, number][];
+}
+
+/** An isolate not heard from for this long is forgotten; a push it retries later than that would count twice. */
+export const ISOLATE_MEMORY_MS = 60 * 60 * 1000;
+/** At most this many series in all: a bound on storage, far above what the closed label sets make. */
+export const MAX_SERIES = 20_000;
+
+const FAMILY_LIST: readonly MetricFamily[] = Object.values(FAMILIES);
+const BY_NAME = new Map(FAMILY_LIST.map((f) => [f.name, f]));
+const key = (family: string, labels: readonly string[]) => `${family}\u0000${labels.join('\u0001')}`;
+
+export interface MetricsTotals {
+  /** Adds a batch unless this isolate's sequence number says it was counted; returns the isolate's last one. */
+  apply(batch: MetricsBatch, now: number): { seq: number; applied: boolean };
+  toStored(): StoredTotals;
+  render(now: number): string;
+}
+
+export function createMetricsTotals(stored?: StoredTotals): MetricsTotals {
+  const counters = new Map<string, { family: string; labels: string[]; value: number }>();
+  const histograms = new Map<
+    string,
+    { family: string; labels: string[]; counts: number[]; sum: number; count: number }
+  >();
+  const isolates = new Map<string, { seq: number; seenAt: number }>();
+  const gauges = new Map<string, { seenAt: number; liveMs: number; values: MetricsBatch['gauges'] }>();
+  const seeds = seedSeries();
+  for (const [family, labels, value] of seeds)
+    if (family.type === 'counter')
+      counters.set(key(family.name, labels), { family: family.name, labels: [...labels], value });
+
+  const size = () => counters.size + histograms.size;
+  const addCounter = (family: string, labels: string[], value: number) => {
+    if (BY_NAME.get(family)?.type !== 'counter' || !(value >= 0)) return;
+    const k = key(family, labels);
+    const s = counters.get(k);
+    if (s) s.value += value;
+    else if (size() < MAX_SERIES) counters.set(k, { family, labels, value });
+  };
+  const addHistogram = (family: string, labels: string[], counts: number[], sum: number, count: number) => {
+    const def = BY_NAME.get(family);
+    if (def?.type !== 'histogram' || counts.length !== def.buckets.length + 1) return;
+    const k = key(family, labels);
+    let s = histograms.get(k);
+    if (!s) {
+      if (size() >= MAX_SERIES) return;
+      s = { family, labels, counts: counts.map(() => 0), sum: 0, count: 0 };
+      histograms.set(k, s);
+    }
+    counts.forEach((c, i) => (s.counts[i]! += c));
+    s.sum += sum;
+    s.count += count;
+  };
+  if (stored) {
+    for (const [f, l, v] of stored.counters) addCounter(f, l, v);
+    for (const [f, l, c, sum, n] of stored.histograms) addHistogram(f, l, c, sum, n);
+    for (const [id, seq, seenAt] of stored.isolates) isolates.set(id, { seq, seenAt });
+  }
+
+  /** The gauges of the isolates that pushed within three of their intervals, else of the last one that pushed. */
+  const mergedGauges = (now: number): Map<string, { family: GaugeFamily; labels: string[]; value: number }> => {
+    let live = [...gauges.values()].filter((g) => now - g.seenAt <= 3 * g.liveMs);
+    if (live.length === 0) {
+      const latest = [...gauges.values()].sort((a, b) => b.seenAt - a.seenAt)[0];
+      live = latest ? [latest] : [];
+    }
+    const merged = new Map<string, { family: GaugeFamily; labels: string[]; value: number }>();
+    for (const [family, labels, value] of seeds)
+      if (family.type === 'gauge') merged.set(key(family.name, labels), { family, labels: [...labels], value });
+    const seen = new Set<string>();
+    for (const g of live) {
+      for (const [name, labels, raw] of g.values) {
+        const family = BY_NAME.get(name);
+        if (family?.type !== 'gauge' || family.merge === 'process') continue;
+        const value = raw === null ? Number.NaN : raw;
+        const k = key(name, labels);
+        const s = merged.get(k);
+        if (!s || !seen.has(k)) {
+          seen.add(k);
+          merged.set(k, { family, labels, value });
+          continue;
+        }
+        s.value =
+          family.merge === 'sum'
+            ? s.value + value
+            : Number.isNaN(s.value)
+              ? value
+              : Number.isNaN(value)
+                ? s.value
+                : family.merge === 'max'
+                  ? Math.max(s.value, value)
+                  : Math.min(s.value, value);
+      }
+    }
+    return merged;
+  };
+
+  return {
+    apply(batch, now) {
+      const known = isolates.get(batch.isolate);
+      if (known && batch.seq <= known.seq) {
+        known.seenAt = now;
+        return { seq: known.seq, applied: false };
+      }
+      for (const [f, l, v] of batch.counters) addCounter(f, l, v);
+      for (const [f, l, c, sum, n] of batch.histograms) addHistogram(f, l, c, sum, n);
+      isolates.set(batch.isolate, { seq: batch.seq, seenAt: now });
+      gauges.set(batch.isolate, { seenAt: now, liveMs: batch.intervalMs, values: batch.gauges });
+      for (const [id, s] of isolates) if (now - s.seenAt > ISOLATE_MEMORY_MS) isolates.delete(id);
+      for (const [id, g] of gauges) if (now - g.seenAt > ISOLATE_MEMORY_MS) gauges.delete(id);
+      return { seq: batch.seq, applied: true };
+    },
+    toStored() {
+      return {
+        counters: [...counters.values()].map((s) => [s.family, s.labels, s.value]),
+        histograms: [...histograms.values()].map((s) => [s.family, s.labels, s.counts, s.sum, s.count]),
+        isolates: [...isolates].map(([id, s]) => [id, s.seq, s.seenAt]),
+      };
+    },
+    render(now) {
+      const gaugeValues = mergedGauges(now);
+      const lines: string[] = [];
+      for (const family of FAMILY_LIST) {
+        if (family.type === 'gauge' && family.merge === 'process') continue;
+        lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`);
+        const names = family.labelNames;
+        if (family.type === 'counter') {
+          let any = false;
+          for (const s of counters.values()) {
+            if (s.family !== family.name) continue;
+            any = true;
+            lines.push(`${family.name}${labelText(names, s.labels)} ${num(s.value)}`);
+          }
+          if (!any && names.length === 0) lines.push(`${family.name} 0`);
+        } else if (family.type === 'histogram') {
+          for (const s of histograms.values()) {
+            if (s.family !== family.name) continue;
+            let cumulative = 0;
+            family.buckets.forEach((le, i) => {
+              cumulative += s.counts[i]!;
+              lines.push(`${family.name}_bucket${labelText(['le', ...names], [num(le), ...s.labels])} ${cumulative}`);
+            });
+            lines.push(`${family.name}_bucket${labelText(['le', ...names], ['+Inf', ...s.labels])} ${s.count}`);
+            lines.push(`${family.name}_sum${labelText(names, s.labels)} ${num(s.sum)}`);
+            lines.push(`${family.name}_count${labelText(names, s.labels)} ${s.count}`);
+          }
+        } else {
+          let any = false;
+          for (const s of gaugeValues.values()) {
+            if (s.family.name !== family.name) continue;
+            any = true;
+            lines.push(`${family.name}${labelText(names, s.labels)} ${num(s.value)}`);
+          }
+          if (!any && names.length === 0 && family.empty !== undefined)
+            lines.push(`${family.name} ${num(family.empty)}`);
+        }
+      }
+      return lines.join('\n') + '\n';
+    },
+  };
+}
+
+/** As the text format (and prom-client) write numbers. */
+function num(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+function escapeHelp(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function labelText(names: readonly string[], values: readonly string[]): string {
+  if (names.length === 0) return '';
+  const pairs = names.map(
+    (n, i) => `${n}="${(values[i] ?? '').replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`,
+  );
+  return `{${pairs.join(',')}}`;
+}

@@ -1,0 +1,62 @@
+// The Worker's settings: one start names every wrong or missing setting and binding, as Node does.
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/config.js';
+import { readWorkerSettings } from '../../../src/runtime/workers/settings.js';
+
+const problemsOf = (env: Record<string, unknown>) => {
+  try {
+    readWorkerSettings(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.map((p) => p.variable);
+    throw err;
+  }
+  return [];
+};
+
+describe('Worker settings', () => {
+  it('names every required setting at once when none is set', () => {
+    expect(problemsOf({})).toEqual([
+      'UPSTREAM_AUTH_URL',
+      'UPSTREAM_BASE_URL',
+      'UPSTREAM_CLIENT_ID',
+      'UPSTREAM_CLIENT_SECRET',
+      'GATEWAY_TOKEN_SECRET',
+      'GATEWAY_CLIENTS',
+    ]);
+  });
+
+  it('names wrong values, missing ones, Worker-only settings and bindings together', () => {
+    expect(
+      problemsOf({
+        UPSTREAM_AUTH_URL: 'not a url',
+        UPSTREAM_CLIENT_ID: 'gw',
+        DEFAULT_REGION: 'XX',
+        METRICS_PUSH_INTERVAL_SECONDS: '60',
+        COUNTERS: 'not a namespace',
+      }).sort(),
+    ).toEqual(
+      [
+        'UPSTREAM_AUTH_URL',
+        'DEFAULT_REGION',
+        'UPSTREAM_BASE_URL',
+        'UPSTREAM_CLIENT_SECRET',
+        'GATEWAY_TOKEN_SECRET',
+        'GATEWAY_CLIENTS',
+        'METRICS_PUSH_INTERVAL_SECONDS',
+        'COUNTERS',
+      ].sort(),
+    );
+  });
+
+  it('reads the metrics push settings with their defaults', () => {
+    const settings = readWorkerSettings({
+      UPSTREAM_AUTH_URL: 'http://127.0.0.1:9000',
+      UPSTREAM_BASE_URL: 'http://127.0.0.1:9000',
+      UPSTREAM_CLIENT_ID: 'gw',
+      UPSTREAM_CLIENT_SECRET: 's',
+      GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
+      GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`,
+    });
+    expect([settings.metricsPushIntervalMs, settings.metricsPushMaxRequests]).toEqual([10_000, 1_000]);
+  });
+});
