@@ -3,4 +3,5 @@
 /** Milliseconds since the epoch. */
 export type Clock = () => number;
 
-export const systemClock: Clock = () => Date.now();
+// Date.now itself: it needs no `this`, and a wrapper would be one more call on every request.
+export const systemClock: Clock = Date.now;

@@ -21,7 +21,7 @@ import type { LookupTier } from './shared-state/lookup-tier.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import type { RunInBackground } from './shared-state/background.js';
 import { createStoreHealth } from './shared-state/store-health.js';
-import { UPSTREAM_BODY } from './upstream/listing.js';
+import { UPSTREAM_BODY } from './upstream/search-client.js';
 import { createSearchClient } from './upstream/search-client.js';
 import type { TokenManager } from './upstream/token-manager.js';
 
@@ -66,7 +66,7 @@ export function createLookupChain(
   });
   // 3. The cost guard around it: runs only for a real upstream call (not for hits, stale answers or joiners),
   // the one place to charge it.
-  const guardedLoad = parts.guard.guardLoad((e164, deadline) => upstreamSearch.search(e164, { deadline }));
+  const guardedLoad = parts.guard.guardLoad(upstreamSearch.search);
   // 2. The shared tier, where the runtime has one; 1. the local LRU in front of all.
   const lookupCache = createLookupCache({
     load: guardedLoad,

@@ -42,16 +42,6 @@ export async function verifyBearer(tokens: GatewayTokens, header: string): Promi
   return unauthorized('The access token is missing, invalid or expired.', `${BEARER_REALM}, error="invalid_token"`);
 }
 
-/**
- * The client of a gateway token verified before and not expired, synchronously; undefined when the header needs the
- * full check. `Bearer <token>` as clients send it is looked up as it is: only verified (well-formed) tokens are known.
- */
-export function knownBearerClient(tokens: GatewayTokens, header: string | undefined, now?: number): string | undefined {
-  if (header === undefined) return undefined;
-  const token = header.startsWith('Bearer ') ? header.slice(7) : bearerToken(header);
-  return token === undefined ? undefined : tokens.peek(token, now)?.clientId;
-}
-
 export function createClientAuthenticator(options: ClientAuthOptions): ClientAuthenticator {
   const { tokens, basic } = options;
   return async function authenticate(header, addressOf) {

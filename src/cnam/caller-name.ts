@@ -1,6 +1,6 @@
 // The caller name of one search answer for a PBX: the first result's display name, folded to ASCII and cut
 // to CNAM_MAX_LENGTH; or why there is none.
-import { parsePath, readPath } from '../upstream/listing.js';
+import { parsePath, readPath } from '../upstream/search-client.js';
 import { cutToLength, foldToAscii } from './ascii-fold.js';
 
 export type CallerName = { name: string } | { none: 'no-listing' | 'no-name' };

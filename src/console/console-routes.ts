@@ -6,7 +6,7 @@ import { GatewayError, problemResponse } from '../errors.js';
 import { clientAddress } from '../limits/client-address.js';
 import type { RateLimitState } from '../limits/headers.js';
 import { PRIVATE_ANSWER, searchResultOf } from '../search/search-contract.js';
-import { readWhat } from '../search/search-request.js';
+import { readWhat } from '../request/request-parts.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { Services } from '../services.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
@@ -14,7 +14,7 @@ import { isPhone } from './device.js';
 import { consoleExamples } from './examples.js';
 import { CONSOLE_ICON, ICON_PATH } from './icon.js';
 import { filterToProvider } from './provider-filter.js';
-import { UPSTREAM_BODY } from '../upstream/listing.js';
+import { UPSTREAM_BODY } from '../upstream/search-client.js';
 import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
 
 export const CONSOLE_PAGE_PATH = '/console';

@@ -1,6 +1,6 @@
 // Keeps only the console's provider in an upstream search body; where results and provider live is configurable.
 import { GatewayError } from '../errors.js';
-import { parsePath, readPath } from '../upstream/listing.js';
+import { parsePath, readPath } from '../upstream/search-client.js';
 
 export interface ProviderFilterOptions {
   /** The provider's id or its name, in any case (people write `SwissDir` for the id `swissdir`). */

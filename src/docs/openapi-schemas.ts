@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 component schemas (JSON Schema 2020-12) of the gateway's answers, referenced by the route
 // descriptions in route-docs.ts. The tests check real answers against them (test/docs/openapi.test.ts).
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { UPSTREAM_BODY } from '../upstream/listing.js';
+import { UPSTREAM_BODY } from '../upstream/search-client.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;

@@ -12,7 +12,8 @@ import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
 import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */
-export type UpstreamSearch = (e164: string, deadline: number) => Promise<UpstreamAnswer>;
+/** The upstream search the guard lets through: the search client's own `search`. */
+export type UpstreamSearch = (e164: string, options: { deadline: number }) => Promise<UpstreamAnswer>;
 export type CacheLoad = (e164: string, context: LookupContext) => Promise<UpstreamAnswer>;
 
 export interface UpstreamGuardOptions {
@@ -88,7 +89,7 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
         const label = options.labelOf(context.client);
         if (label !== undefined) telemetry.clientUpstreamCall(label);
         try {
-          const answer = await search(e164, deadline);
+          const answer = await search(e164, { deadline });
           ticket.success();
           charged = true;
           return answer;

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { CacheResult } from '../observability/telemetry.js';
 import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
-import { hasListing, parsePath } from '../upstream/listing.js';
+import { hasListing, parsePath } from '../upstream/search-client.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { CachedAnswer, LookupContext } from './types.js';
 import { createTieredLoad, SharedStaleFallback, type SharedTierOptions } from './tiered-load.js';

@@ -11,7 +11,7 @@ import { clientAuth } from '../middleware/client-auth.js';
 import type { RateLimitState } from '../limits/headers.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
-import { lookupDeadline } from '../search/search-request.js';
+import { lookupDeadline } from '../request/request-parts.js';
 
 export const BATCH_ROUTE = '/v2/contacts/search/batch';
 

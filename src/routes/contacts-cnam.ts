@@ -9,8 +9,8 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
-import { lookupDeadline, readWhat } from '../search/search-request.js';
-import { UPSTREAM_BODY } from '../upstream/listing.js';
+import { lookupDeadline, readWhat } from '../request/request-parts.js';
+import { UPSTREAM_BODY } from '../upstream/search-client.js';
 
 export const CNAM_ROUTE = '/v2/contacts/cnam';
 

@@ -2,8 +2,8 @@
 // header field, the body, and what the counts and the access log record). Every door calls it: the Hono route (the
 // app in process, Node's app path, the Worker) and Node's listener, which skips the Fetch API objects. A fresh hit is
 // answered synchronously; everything else (a miss, a stale or shared entry, every refusal and failure) by a promise.
-import { knownBearerClient, type ClientAuthenticator } from '../auth/client-authenticator.js';
-import type { GatewayTokens } from '../auth/gateway-tokens.js';
+import type { ClientAuthenticator } from '../auth/client-authenticator.js';
+import { knownBearerClient, type GatewayTokens } from '../auth/gateway-tokens.js';
 import type { Clock } from '../clock.js';
 import { errorAnswer, GatewayError, type ErrorCode, type ProblemAnswer } from '../errors.js';
 import type { CostGuard } from '../guard/cost-guard.js';
@@ -13,8 +13,14 @@ import type { Logger } from '../observability/logger.js';
 import type { LookupNote } from '../observability/request-recorder.js';
 import type { SearchResult } from '../observability/telemetry.js';
 import type { NumberNormalizer } from '../phone/normalize.js';
-import { requestIdOf, requestRefusal, type RequestParts } from '../request/request-parts.js';
-import { lookupDeadline, readWhat, type LookupDeadline } from './search-request.js';
+import {
+  lookupDeadline,
+  readWhat,
+  requestIdOf,
+  requestRefusal,
+  type LookupDeadline,
+  type RequestParts,
+} from '../request/request-parts.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
 

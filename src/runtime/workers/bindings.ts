@@ -52,14 +52,14 @@ export interface TokenWanted {
 }
 
 /** Crosses the RPC boundary as data: a thrown error would lose its outcome on the way to the isolate. */
-export type TokenRefreshResult =
+export type TokenRefreshReply =
   | { ok: true; token: SharedToken }
   | { ok: false; outcome: UpstreamOutcome; message: string; status: number | null; retryAt: number | null };
 
 /** The RPC surface isolates call (through token-store.ts). */
 export interface UpstreamTokenObjectRpc {
   read(clientId: string): Promise<SharedToken | null>;
-  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshResult>;
+  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshReply>;
   dropIfCurrent(clientId: string, generation: number): Promise<boolean>;
   offer(clientId: string, token: ObtainedToken): Promise<SharedToken | null>;
 }

@@ -4,11 +4,11 @@ import type { Clock } from '../../../clock.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';
 import { RefreshFailure } from '../../../upstream/token-endpoint.js';
-import type { DurableObjectStorage, TokenRefreshResult, TokenWanted } from '../bindings.js';
+import type { DurableObjectStorage, TokenRefreshReply, TokenWanted } from '../bindings.js';
 
 export interface TokenKeeper {
   read(): Promise<SharedToken | null>;
-  refresh(wanted: TokenWanted): Promise<TokenRefreshResult>;
+  refresh(wanted: TokenWanted): Promise<TokenRefreshReply>;
   dropIfCurrent(generation: number): Promise<boolean>;
   /** Publish-if-absent of an isolate's own token (the port's `offer`). */
   offer(token: ObtainedToken): Promise<SharedToken | null>;
@@ -43,9 +43,9 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
   let loading: Promise<StoredState> | null = null;
   // A pending outbound fetch does not close the object's input gate: other isolates' calls arrive meanwhile and
   // must join this one login instead of starting their own.
-  let pending: Promise<TokenRefreshResult> | null = null;
+  let pending: Promise<TokenRefreshReply> | null = null;
   let failures = 0;
-  let lastFailure: Extract<TokenRefreshResult, { ok: false }> | null = null;
+  let lastFailure: Extract<TokenRefreshReply, { ok: false }> | null = null;
 
   async function load(): Promise<StoredState> {
     if (state !== null) return state;
@@ -70,7 +70,7 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
     return token;
   }
 
-  async function loginAndPublish(): Promise<TokenRefreshResult> {
+  async function loginAndPublish(): Promise<TokenRefreshReply> {
     try {
       const token = await publish(await login());
       failures = 0;

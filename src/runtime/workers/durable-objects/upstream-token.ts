@@ -8,7 +8,7 @@ import { createFetchHttp } from '../../../upstream/http.js';
 import { createTokenEndpoint } from '../../../upstream/token-endpoint.js';
 import { createConsoleLogger } from '../logger.js';
 import { readWorkerSettings } from '../settings.js';
-import type { DurableObjectState, TokenRefreshResult, TokenWanted, UpstreamTokenObjectRpc } from '../bindings.js';
+import type { DurableObjectState, TokenRefreshReply, TokenWanted, UpstreamTokenObjectRpc } from '../bindings.js';
 import { createTokenKeeper, type TokenKeeper } from './token-keeper.js';
 
 // A class because the Workers runtime instantiates Durable Objects from an exported class.
@@ -45,7 +45,7 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
     return this.keeperFor(clientId).read();
   }
 
-  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshResult> {
+  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshReply> {
     return this.keeperFor(clientId).refresh(wanted);
   }
 

@@ -2,7 +2,7 @@
 // counted) and `Prefer: wait` (RFC 7240).
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { whatParam, lookupDeadline, preferredWaitSeconds } from '../../src/search/search-request.js';
+import { whatParam, lookupDeadline, preferredWaitSeconds } from '../../src/request/request-parts.js';
 
 const hono = new Hono().get('/s', (c) => c.json({ what: c.req.query('what') ?? null }));
 const honoReads = async (query: string) =>
