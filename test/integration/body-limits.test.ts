@@ -3,7 +3,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { openSocket, rawRequest } from '../helpers/raw-http.js';
+import { openSocket, rawExchange, rawRequest } from '../helpers/raw-http.js';
 
 const MiB = 1024 * 1024;
 
@@ -51,6 +51,43 @@ function chunkedUpload(base: string, path: string, total: number): Promise<Uploa
     };
     pump();
   });
+}
+
+interface Refused {
+  /** The answer's head and body as received. */
+  received: string;
+  /** Bytes of the body the client handed to its socket before the server closed the connection. */
+  bytesWritten: number;
+  /** Milliseconds from the head to the close. */
+  closedAfterMs: number;
+}
+
+/**
+ * Sends `head` declaring a body, then keeps writing that body (up to `total` bytes, 64 KiB at a time, with
+ * backpressure) until the server closes the connection: what a client uploading a gigabyte does.
+ */
+async function uploadUntilClosed(base: string, head: string, total: number, chunked: boolean): Promise<Refused> {
+  const { socket, received, closed } = await openSocket(base);
+  const started = performance.now();
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  const frame = chunked
+    ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+    : chunk;
+  let written = 0;
+  let open = true;
+  void closed.then(() => (open = false));
+  socket.write(`${head}\r\n\r\n`);
+  while (open && written < total) {
+    written += chunk.length;
+    if (!socket.write(frame)) await new Promise((r) => socket.once('drain', r).once('close', r));
+  }
+  const closedAt = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 10_000))]);
+  socket.destroy();
+  return {
+    received: received(),
+    bytesWritten: written,
+    closedAfterMs: closedAt < 0 ? -1 : performance.now() - started,
+  };
 }
 
 describe('request body limits', () => {
@@ -184,5 +221,48 @@ describe('request body limits', () => {
       `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}`,
     );
     expect(res.status).toBe(431);
+  });
+
+  it.each([
+    ['GET /healthz', 'GET /healthz HTTP/1.1', false],
+    ['GET a search without a token', 'GET /v2/contacts/search?what=02079460001 HTTP/1.1', false],
+    ['HEAD /healthz', 'HEAD /healthz HTTP/1.1', false],
+    ['GET /healthz, chunked', 'GET /healthz HTTP/1.1', true],
+    ['GET a search without a token, chunked', 'GET /v2/contacts/search?what=02079460001 HTTP/1.1', true],
+  ] as const)(
+    'refuses %s declaring a gigabyte with 413 and closes the connection before reading it',
+    async (_name, requestLine, chunked) => {
+      const declared = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${1024 * MiB}`;
+      const refused = await uploadUntilClosed(
+        stack.gateway.url,
+        `${requestLine}\r\nHost: x\r\n${declared}`,
+        1024 * MiB,
+        chunked,
+      );
+      expect(refused.received).toMatch(/^HTTP\/1\.1 413 /);
+      expect(refused.received).toMatch(/connection: close/i);
+      expect(refused.received).toMatch(/x-request-id: /i);
+      // Closed at once: what the client wrote was socket buffers, not a body read by the gateway.
+      expect(refused.closedAfterMs).toBeGreaterThanOrEqual(0);
+      expect(refused.bytesWritten).toBeLessThan(64 * MiB);
+    },
+  );
+
+  it('refuses a search with a valid token declaring a gigabyte on GET with 413, before its rate is taken', async () => {
+    const token = await stack.login();
+    const refused = await uploadUntilClosed(
+      stack.gateway.url,
+      `GET /v2/contacts/search?what=02079460001 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${1024 * MiB}`,
+      1024 * MiB,
+      false,
+    );
+    expect(refused.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(refused.received).not.toMatch(/ratelimit:/i);
+    expect(refused.bytesWritten).toBeLessThan(64 * MiB);
+  });
+
+  it('skips a declared body of a kilobyte on GET and answers as usual', async () => {
+    const res = await rawExchange(stack.gateway.url, ['GET /healthz HTTP/1.1', 'Host: x', 'Content-Length: 2'], '{}');
+    expect(res.status).toBe(200);
   });
 });
