@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Registry } from 'prom-client';
+import { createMetrics } from '../../../src/observability/metrics.js';
 import { createLogDestination } from '../../../src/runtime/node/log-destination.js';
+import { createNodeLogger } from '../../../src/runtime/node/logger.js';
 
 /** Every write() the destination makes, as (descriptor, bytes handed to the kernel): the real call, recorded. */
 const writes = vi.hoisted(() => [] as Array<{ fd: number; length: number }>);
@@ -130,6 +133,29 @@ describe('the Node log destination', () => {
     const kept = lines.slice(0, -1);
     expect(kept).toHaveLength(count - dest.dropped);
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => line(i).trim()));
+  });
+
+  it('the lines dropped reach callerid_gateway_log_lines_dropped_total through the Node logger', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5, maxPendingBytes: 100_000 });
+    const logger = createNodeLogger('info', dest);
+    const registry = new Registry();
+    const metrics = createMetrics({ registry });
+    metrics.watch({ logLinesDropped: () => logger.dropped?.() ?? 0 });
+    const scrape = async () => {
+      const { values } = await registry.getSingleMetric('callerid_gateway_log_lines_dropped_total')!.get();
+      return values[0]?.value;
+    };
+    expect(await scrape()).toBe(0);
+    const count = 3000;
+    for (let i = 0; i < count; i++) logger.info({ event: 'request', requestId: `r-${i}`, pad: 'x'.repeat(80) }, 'r');
+    expect(dest.dropped).toBeGreaterThan(0);
+    expect(await scrape()).toBe(dest.dropped);
+    // Delivered + dropped = written, once the reader reads.
+    const text = await readUntil(f, (t) => t.includes('log_lines_dropped'));
+    const requests = text.split('\n').filter((l) => l.includes('"event":"request"'));
+    expect(requests.length + dest.dropped).toBe(count);
+    expect(await scrape()).toBe(dest.dropped);
   });
 
   it('delivers lines of any characters and length whole, the pipe full or not', async () => {
