@@ -76,8 +76,16 @@ export function createLogDestination(options: LogDestinationOptions = {}): LogDe
   /** True when the last write() found the pipe full (or took only part): the next offer waits `retryMs`. */
   let stalled = false;
 
+  /** The delay `timer` was set with: a retry (or the next slice) does not wait behind a pending flush. */
+  let timerMs = 0;
+
   function arm(ms: number): void {
-    if (timer === undefined) timer = setTimeout(onTimer, ms).unref();
+    if (timer !== undefined) {
+      if (ms >= timerMs) return;
+      clearTimeout(timer);
+    }
+    timerMs = ms;
+    timer = setTimeout(onTimer, ms).unref();
   }
   function onTimer(): void {
     timer = undefined;
