@@ -103,13 +103,23 @@ export function createLogDestination(options: LogDestinationOptions = {}): LogDe
   }
 
   /**
-   * Seals the gathered lines and offers the queue, at most `calls` write()s of at most `writeBytes` each; returns
-   * true when everything was taken.
+   * Offers the queue, then the gathered lines, then the count of lines dropped, at most `calls` write()s of at most
+   * `writeBytes` each; returns true when everything was taken. The gathered lines are sealed only once what waits
+   * before them has gone: a retry against a full pipe copies nothing.
    */
   function writeOut(calls: number): boolean {
     if (closed) return true;
-    seal();
-    while (queue.length > 0) {
+    for (;;) {
+      if (queue.length === 0) {
+        seal();
+        if (queue.length === 0) {
+          if (droppedUnreported === 0) return true;
+          // The reader is back: say how many lines it missed, then go on.
+          lines.push(droppedLine(droppedUnreported));
+          droppedUnreported = 0;
+          seal();
+        }
+      }
       if (calls-- <= 0) return false;
       const head = queue[0]!;
       const length = Math.min(head.bytes.length - offset, writeBytes);
@@ -138,14 +148,7 @@ export function createLogDestination(options: LogDestinationOptions = {}): LogDe
         return false;
       }
       stalled = false;
-      if (queue.length === 0 && droppedUnreported > 0) {
-        // The reader is back: say how many lines it missed, then go on.
-        lines.push(droppedLine(droppedUnreported));
-        droppedUnreported = 0;
-        seal();
-      }
     }
-    return true;
   }
 
   function close(): void {
