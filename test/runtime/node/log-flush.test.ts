@@ -2,7 +2,7 @@
 // (`node dist/runtime/node/main.js`) must write every line of every answered request while it runs, when it stops on
 // SIGTERM and when it crashes (an uncaught exception, injected by a preload module on SIGUSR2); and with a stdout
 // whose reader never reads, SIGTERM must still end it within LOG_EXIT_WAIT_MS of its requests being done.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -69,7 +69,11 @@ describe('the buffered access log of the Node entry point', () => {
   }
 
   /** Starts the built gateway with stdout on a FIFO held open here; its pipe is read only until the start line. */
-  async function startWithStuckReader(): Promise<{ port: number; exited: Promise<number | string | null> }> {
+  async function startWithStuckReader(): Promise<{
+    child: ChildProcess;
+    port: number;
+    exited: Promise<number | string | null>;
+  }> {
     const path = join(built.dir, 'stdout-fifo');
     expect(spawnSync('mkfifo', [path]).status).toBe(0);
     const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -97,10 +101,11 @@ describe('the buffered access log of the Node entry point', () => {
       }
       const start = text
         .split('\n')
+        .slice(0, -1) // whole lines only
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .find((l) => l.event === 'start');
-      if (start) return { port: Number(start.port), exited };
+      if (start) return { child, port: Number(start.port), exited };
       await new Promise((r) => setTimeout(r, 20));
     }
     throw new Error('no start line within 20 s');
@@ -114,7 +119,7 @@ describe('the buffered access log of the Node entry point', () => {
     // Past the flush interval, so every line has been offered to the full pipe once.
     await new Promise((r) => setTimeout(r, 500));
     const signalled = performance.now();
-    process.kill(running.at(-1)!.child.pid!, 'SIGTERM');
+    gateway.child.kill('SIGTERM');
     expect(await gateway.exited).toBe(0);
     const tookMs = performance.now() - signalled;
     // The wait for the log is spent once, however many flushes the shutdown makes (after the last line, then the exit
