@@ -18,6 +18,8 @@ export interface Logger {
   json?(level: LogLevel, fieldsJson: string, msg: string): void;
   /** Writes out what is buffered; called before the process exits. */
   flush?(): void;
+  /** Lines dropped since the start because the log's reader did not take them. Absent: none are. */
+  dropped?(): number;
 }
 
 export const silentLogger: Logger = {

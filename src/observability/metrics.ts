@@ -44,6 +44,8 @@ export interface MetricSources {
   cacheStats?: () => { entries: number; bytes: number };
   /** The cost guard's breaker, cooldown, concurrency and the day's quota and budget use. */
   guardStatus?: () => GuardStatus;
+  /** Log lines dropped since the start because the log's reader did not take them (Node's stdout). */
+  logLinesDropped?: () => number;
 }
 
 export interface GatewayMetrics {
@@ -148,6 +150,17 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const consoleRefused = new Counter({
     ...promOptions(F.consoleRefusals),
     registers,
+  });
+
+  new Counter({
+    name: name('log_lines_dropped_total'),
+    help: 'Log lines dropped because the reader of the log (stdout) did not take them: past the bound of what waits, or once it had gone.',
+    registers,
+    collect() {
+      // The logger counts; the counter shows its count (it only grows).
+      this.reset();
+      this.inc(sources.logLinesDropped?.() ?? 0);
+    },
   });
 
   const sharedStoreUp = new Gauge({

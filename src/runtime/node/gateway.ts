@@ -139,7 +139,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
   });
-  metrics.watch(metricSourcesOf(services));
+  metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
   const app = createApp(services);
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });

@@ -91,5 +91,6 @@ export function createNodeLogger(level: string, destination?: pino.DestinationSt
     flush: () => {
       (stream as { flushSync?: () => void }).flushSync?.();
     },
+    dropped: () => (stream as { dropped?: number }).dropped ?? 0,
   };
 }

@@ -1,13 +1,28 @@
 // The Node log destination on a real pipe (a FIFO, both ends non-blocking as Node leaves a stdout pipe): lines are
-// written in batches, in order and whole; a reader that stops reading never blocks the writer, and what it misses
-// past the bound is counted and said once it reads again.
+// written in batches, in order and whole; a reader that stops reading never blocks the writer nor makes each retry
+// cost more (the bytes handed to write() are recorded), and what it misses past the bound is counted and said once
+// it reads again.
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Registry } from 'prom-client';
+import { createMetrics } from '../../../src/observability/metrics.js';
 import { createLogDestination } from '../../../src/runtime/node/log-destination.js';
+import { createNodeLogger } from '../../../src/runtime/node/logger.js';
+
+/** Every write() the destination makes, as (descriptor, bytes handed to the kernel): the real call, recorded. */
+const writes = vi.hoisted(() => [] as Array<{ fd: number; length: number }>);
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const recorded = ((fd: number, buffer: NodeJS.ArrayBufferView, offset?: number, length?: number) => {
+    writes.push({ fd, length: length ?? buffer.byteLength - (offset ?? 0) });
+    return fs.writeSync(fd, buffer, offset, length);
+  }) as typeof fs.writeSync;
+  return { ...fs, writeSync: recorded, default: { ...fs, writeSync: recorded } };
+});
 
 interface Fifo {
   readFd: number;
@@ -51,6 +66,8 @@ function fifo(): Fifo {
 }
 
 afterEach(() => {
+  // Descriptor numbers come back in the next test.
+  writes.length = 0;
   for (const f of opened.splice(0)) {
     closeSync(f.readFd);
     closeSync(f.writeFd);
@@ -118,6 +135,29 @@ describe('the Node log destination', () => {
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => line(i).trim()));
   });
 
+  it('the lines dropped reach callerid_gateway_log_lines_dropped_total through the Node logger', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5, maxPendingBytes: 100_000 });
+    const logger = createNodeLogger('info', dest);
+    const registry = new Registry();
+    const metrics = createMetrics({ registry });
+    metrics.watch({ logLinesDropped: () => logger.dropped?.() ?? 0 });
+    const scrape = async () => {
+      const { values } = await registry.getSingleMetric('callerid_gateway_log_lines_dropped_total')!.get();
+      return values[0]?.value;
+    };
+    expect(await scrape()).toBe(0);
+    const count = 3000;
+    for (let i = 0; i < count; i++) logger.info({ event: 'request', requestId: `r-${i}`, pad: 'x'.repeat(80) }, 'r');
+    expect(dest.dropped).toBeGreaterThan(0);
+    expect(await scrape()).toBe(dest.dropped);
+    // Delivered + dropped = written, once the reader reads.
+    const text = await readUntil(f, (t) => t.includes('log_lines_dropped'));
+    const requests = text.split('\n').filter((l) => l.includes('"event":"request"'));
+    expect(requests.length + dest.dropped).toBe(count);
+    expect(await scrape()).toBe(dest.dropped);
+  });
+
   it('delivers lines of any characters and length whole, the pipe full or not', async () => {
     const f = fifo();
     const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 5 });
@@ -144,6 +184,47 @@ describe('the Node log destination', () => {
     const want = [...early, ...late].join('');
     const text = await readUntil(f, (t) => t.length >= want.length);
     expect(text).toBe(want);
+  });
+
+  it('with megabytes waiting for a reader that never reads, each retry hands write() one bounded slice, no more', async () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, retryMs: 2, writeBytes: 16_384 });
+    const mine = () => writes.filter((w) => w.fd === f.writeFd);
+    // About 2 MiB: the pipe takes 64 KiB, the rest waits.
+    const count = 20_000;
+    for (let i = 0; i < count; i++) expect(dest.write(line(i))).toBe(true);
+    const during = mine().length;
+    // While lines were taken, each batch of 4 KiB went to write() once at most: nothing gathered was offered twice.
+    const written = Array.from({ length: count }, (_, i) => line(i)).join('').length;
+    expect(during).toBeLessThanOrEqual(Math.ceil(written / 4096));
+    // Fifty retries with the pipe full: whatever waits (megabytes), each offers one slice of at most 16 KiB.
+    for (let waited = 0; mine().length < during + 50 && waited < 5000; waited += 2) await sleep(2);
+    const retries = mine().slice(during);
+    expect(retries.length).toBeGreaterThanOrEqual(50);
+    for (const w of retries) expect(w.length).toBeLessThanOrEqual(16_384);
+    expect(dest.dropped).toBe(0);
+    // The reader reads at last: every line, in order; delivered + dropped = written.
+    const text = await readUntil(f, (t) => t.length >= written);
+    const lines = text.split('\n').filter(Boolean);
+    expect(lines.length + dest.dropped).toBe(count);
+    expect(lines).toEqual(Array.from({ length: count }, (_, i) => line(i).trim()));
+  });
+
+  it('flushSync waits for a stuck reader at most exitWaitMs over all its calls', () => {
+    const f = fifo();
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, exitWaitMs: 100 });
+    for (let i = 0; i < 5000; i++) dest.write(line(i));
+    const mine = () => writes.filter((w) => w.fd === f.writeFd).length;
+    const before = mine();
+    // The first call spends the wait (offering again every few milliseconds); the ones after it offer once and return.
+    dest.flushSync();
+    const first = mine() - before;
+    expect(first).toBeGreaterThan(1);
+    for (const _ of [1, 2, 3]) {
+      const at = mine();
+      dest.flushSync();
+      expect(mine() - at).toBe(1);
+    }
   });
 
   it('flushSync writes what is gathered at once, for exit and crash handlers', () => {
