@@ -151,6 +151,12 @@ export const FAMILIES = {
     'max',
     0,
   ),
+  // The Node logger's (a pipe whose reader does not read); the Worker's console does not drop, so 0 there.
+  logLinesDropped: counter(
+    'log_lines_dropped_total',
+    'Log lines dropped because the reader of the log (stdout) did not take them: past the bound of what waits, or once it had gone.',
+    [],
+  ),
   consoleRefusals: counter(
     'console_refusals_total',
     'Console requests refused, by reason (mobile, rate_limited, not_allowed).',

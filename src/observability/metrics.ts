@@ -153,8 +153,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   });
 
   new Counter({
-    name: name('log_lines_dropped_total'),
-    help: 'Log lines dropped because the reader of the log (stdout) did not take them: past the bound of what waits, or once it had gone.',
+    ...promOptions(F.logLinesDropped),
     registers,
     collect() {
       // The logger counts; the counter shows its count (it only grows).
