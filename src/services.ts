@@ -72,7 +72,7 @@ export interface Services {
   metrics: MetricsEndpoint | undefined;
   /** Keyed hashes of numbers for logs (LOG_HASH_KEY). */
   numberHasher: KeyedHasher;
-  /** Writes a finished request's metrics and log line (the access log and the Node hit path). */
+  /** Writes a finished request's metrics and log line (the access log and Node's search door). */
   recordRequest: RequestRecorder;
   peerAddress: (c: Context) => string | undefined;
   requestTarget: ((c: Context) => string | undefined) | undefined;

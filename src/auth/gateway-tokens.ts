@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { sha256Hex } from './client-registry.js';
 
 // The one parser of `Authorization: Bearer <token>` (RFC 6750 section 2.1: the token68 syntax), shared by the app's
-// routes and the Node hit path.
+// routes and Node's search door.
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$/i;
 const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 

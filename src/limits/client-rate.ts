@@ -1,5 +1,5 @@
 // CLIENT_RATE_PER_MINUTE: searches per registered client per clock minute, every answer counting (cache hits on
-// the Node hit path too). Counted on this process at once and reconciled with the limit's store in the
+// Node's search door too). Counted on this process at once and reconciled with the limit's store in the
 // background (its rate-limiter-flexible limiter: RateLimiterRedis, the Durable Object store, or memory): never a
 // network round trip per search.
 import type { Clock } from '../clock.js';

@@ -1,6 +1,6 @@
 // Records one finished request: the request metrics and one JSON log line (the route template, never the
 // URL, whose query holds the number; the number itself only as a keyed hash). Shared by the access-log
-// middleware and the Node hit path, so both write exactly the same.
+// middleware and Node's search door, so both write exactly the same.
 import type { CacheResult } from './telemetry.js';
 import { jsonString, type LogFields, type Logger, type LogLevel } from './logger.js';
 import type { MetricsEndpoint } from './metrics.js';

@@ -17,7 +17,7 @@ import {
 const { start } = stacksPerTest();
 
 describe('per-client rate (CLIENT_RATE_PER_MINUTE)', () => {
-  it('counts every answer, cache hits on the Node hit path included, then answers 429 with RateLimit-* and Retry-After', async () => {
+  it('counts every answer, cache hits on the Node door included, then answers 429 with RateLimit-* and Retry-After', async () => {
     const s = await start({ CLIENT_RATE_PER_MINUTE: '3' });
     const crm = await s.login('crm');
     await awayFromMinuteEnd();

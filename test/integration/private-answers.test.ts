@@ -37,7 +37,7 @@ describe('private answers', () => {
     await stack.close();
   });
 
-  it('marks API search answers private, no-store: from the upstream, from the app and from the Node hit path', async () => {
+  it('marks API search answers private, no-store: from the upstream, from the app and from the Node door', async () => {
     const miss = await stack.search('020 7946 0001', token);
     expect(miss.headers.get('cache-status')).toMatch(/fwd=miss/);
     expect(miss.headers.get('cache-control')).toBe('private, no-store');

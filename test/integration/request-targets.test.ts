@@ -23,7 +23,7 @@ describe('parameter smuggling: `what` repeated under any spelling of its name', 
   beforeAll(async () => {
     stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir' } });
     token = await stack.login();
-    // A fresh entry for A, so the Node hit path would be able to answer it.
+    // A fresh entry for A, so the Node door would be able to answer it.
     await (await stack.search('+442079460001', token)).text();
   });
   afterAll(async () => {

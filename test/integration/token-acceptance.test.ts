@@ -1,5 +1,5 @@
 // A gateway token is accepted in exactly one spelling, and only while its client is registered: other
-// spellings of the signature and tokens of removed clients get 401, on the app and on the Node hit path.
+// spellings of the signature and tokens of removed clients get 401, on the app and on the Node door.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
@@ -27,7 +27,7 @@ describe('gateway token acceptance', () => {
   beforeAll(async () => {
     stack = await startStack();
     token = await stack.login('crm');
-    // Verified once and the number cached: the Node hit path could now answer this token.
+    // Verified once and the number cached: the Node door could now answer this token.
     expect((await searchWith(stack.gateway.url, token)).status).toBe(200);
     expect((await searchWith(stack.gateway.url, token)).headers.get('cache-status')).toMatch(/; hit;/);
   });
