@@ -11,7 +11,6 @@ import {
   closedMethod as closedOf,
   CONSOLE_REFUSALS,
   FAMILIES as F,
-  METRIC_PREFIX,
   promOptions,
   SHARED_STORES,
   TOKEN_REFRESH_REASONS,
@@ -20,19 +19,6 @@ import {
   UPSTREAM_OUTCOMES,
 } from './metric-families.js';
 
-export { METRIC_PREFIX };
-
-// The closed label sets, where callers have always imported them from.
-export {
-  CACHE_RESULTS,
-  CONSOLE_REFUSALS,
-  RATE_LIMIT_SCOPES,
-  SHARED_STORES,
-  TOKEN_REFRESH_REASONS,
-  TOKEN_REFRESH_RESULTS,
-  UPSTREAM_ENDPOINTS,
-  UPSTREAM_OUTCOMES,
-} from './metric-families.js';
 /** Methods outside this set (any string a client sends) are counted as "other". */
 
 // Names, help, labels and buckets: metric-families.ts, shared with the Worker.
