@@ -1,6 +1,6 @@
 // Runs the simulator of the Contact Lookup Service on its own (`npm run simulator`): the upstream a local Worker
 // (`npx wrangler dev`, docs/workers.md) or a container deployment (config/compose.yaml) calls instead of the real one.
-import { startSimulatorServer } from './server.js';
+import { startSimulatorServer } from '../../simulator/server.js';
 
 const env = process.env;
 const port = Number(env.SIMULATOR_PORT ?? 9000);
