@@ -5,7 +5,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { inject } from 'vitest';
 import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/app.js';
 import { createWorkerGateway, type WorkerGateway } from '../../../../src/runtime/workers/main.js';
-import type { CounterObjectRpc } from '../../../../src/runtime/workers/bindings.js';
+import type { CounterObjectRpc, MetricsObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { UpstreamTokenObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { DurableObjectNamespace, ExecutionContext } from '../../../../src/runtime/workers/bindings.js';
 import { WORKERD_CLIENT, WORKERD_UPSTREAM } from './workerd-env.js';
@@ -32,6 +32,9 @@ export const simulator = {
 export const bindings = env;
 export const tokenObjects = env['UPSTREAM_TOKEN'] as DurableObjectNamespace<UpstreamTokenObjectRpc>;
 export const counterObjects = env['COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
+export const metricsObjects = env['METRICS'] as DurableObjectNamespace<MetricsObjectRpc>;
+/** Counter objects that answer every call 3 s late (late-objects.js): pass as COUNTERS to meet a silent store. */
+export const lateCounterObjects = env['LATE_COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
 export const UPSTREAM_CLIENT_ID = WORKERD_UPSTREAM.clientId;
 
 /** One isolate's gateway: its own memory (LRU, token copy, metrics), the deployment's bindings. */
@@ -41,7 +44,12 @@ export interface Isolate {
   request(path: string, init?: RequestInit): Promise<{ res: Response; ctx: ExecutionContext }>;
   login(): Promise<string>;
   search(what: string, token: string): Promise<Response>;
+  /** GET /metrics with METRICS_TOKEN (the isolate must be built with it): the deployment's text. */
+  scrape(): Promise<string>;
 }
+
+/** The METRICS_TOKEN an isolate needs for scrape(). */
+export const METRICS_TOKEN = 'workerd-metrics-token';
 
 export async function isolate(extra: Record<string, unknown> = {}): Promise<Isolate> {
   const gateway = await createWorkerGateway({ ...env, ...extra }, { host: 'callerid.test' });
@@ -72,6 +80,12 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
       });
       await waitOnExecutionContext(ctx);
       return res;
+    },
+    async scrape() {
+      const { res, ctx } = await request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      await waitOnExecutionContext(ctx);
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+      return res.text();
     },
   };
 }
