@@ -43,6 +43,9 @@ export interface Isolate {
   /** Serves a request the way the Worker's fetch handler does; `ctx` is returned to wait on its background work. */
   request(path: string, init?: RequestInit): Promise<{ res: Response; ctx: ExecutionContext }>;
   login(): Promise<string>;
+  /** A search answered, its background work still running on `ctx`. */
+  answer(what: string, token: string): Promise<{ res: Response; ctx: ExecutionContext }>;
+  /** A search answered and its background work (metrics push, counts sent to the objects) finished. */
   search(what: string, token: string): Promise<Response>;
   /** GET /metrics with METRICS_TOKEN (the isolate must be built with it): the deployment's text. */
   scrape(): Promise<string>;
@@ -58,6 +61,10 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
     const res = await gateway.fetch(new Request(`https://callerid.test${path}`, init), ctx);
     return { res, ctx };
   };
+  const answer: Isolate['answer'] = (what, token) =>
+    request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
   return {
     gateway,
     request,
@@ -74,10 +81,9 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
       if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
       return ((await res.json()) as { access_token: string }).access_token;
     },
+    answer,
     async search(what, token) {
-      const { res, ctx } = await request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const { res, ctx } = await answer(what, token);
       await waitOnExecutionContext(ctx);
       return res;
     },

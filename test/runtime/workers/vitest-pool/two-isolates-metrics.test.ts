@@ -102,9 +102,7 @@ describe('one /metrics for two isolates of one Worker deployment', () => {
     // isolate keeps that batch, to send it again unchanged before anything newer.
     await a.gateway.metrics!.flush();
     expect(metrics.sent).toEqual([1]);
-    const { res, ctx } = await a.request(`/v2/contacts/search?what=${encodeURIComponent(NUMBERS[1]!)}`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const { res, ctx } = await a.answer(NUMBERS[1]!, token);
     expect(res.status).toBe(200);
     // Scraped before this search's push is due: the scrape sends the kept batch again, then the search.
     const own = await a.scrape();
