@@ -20,7 +20,19 @@ export default defineConfig({
     cloudflareTest(({ inject }) => ({
       main: './src/runtime/workers/main.ts',
       wrangler: { configPath: './wrangler.toml' },
-      miniflare: { bindings: workerdBindings(inject('simulatorUrl')) },
+      miniflare: {
+        bindings: workerdBindings(inject('simulatorUrl')),
+        // Test-only: Durable Objects that answer after the isolates' deadline (late-objects.js), for the fallback tests.
+        durableObjects: { LATE_COUNTERS: { className: 'LateCounterObject', scriptName: 'late-objects' } },
+        workers: [
+          {
+            name: 'late-objects',
+            modules: true,
+            scriptPath: fileURLToPath(new URL('./test/runtime/workers/vitest-pool/late-objects.js', import.meta.url)),
+            compatibilityDate: '2026-04-01',
+          },
+        ],
+      },
     })),
   ],
   test: {

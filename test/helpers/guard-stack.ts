@@ -41,11 +41,7 @@ export async function metricValue(stack: Stack, series: string): Promise<number>
 export const secondsToMidnight = (): number =>
   Math.ceil((Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now()) / 1000);
 
-/** Waits out the last seconds of a clock minute, so a per-minute count does not roll over mid-test. */
-export async function awayFromMinuteEnd(): Promise<void> {
-  const into = Date.now() % 60_000;
-  if (into > 55_000) await new Promise((r) => setTimeout(r, 60_000 - into + 50));
-}
+export { awayFromMinuteEnd } from './minute-window.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

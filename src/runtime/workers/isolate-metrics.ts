@@ -178,9 +178,12 @@ export function createIsolateMetrics(options: IsolateMetricsOptions): IsolateMet
         Object.assign(sources, more);
       },
       async render() {
-        // This isolate's own counts first, so a scrape through it includes them.
+        // This isolate's own counts first, so a scrape through it includes them. A push already under way, or a kept
+        // batch sent again, carries none of the newest counts: they take one more push (and a failed one, one retry).
         await flush();
-        if (unacked) await flush();
+        for (let more = 0; more < 2 && (unacked !== undefined || counters.size + histograms.size > 0); more++) {
+          await flush();
+        }
         return { body: await options.read(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
       },
     },

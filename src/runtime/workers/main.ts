@@ -140,7 +140,7 @@ export async function createWorkerGateway(
 }
 
 /** The one metrics object of the deployment (docs/workers.md, "Metrics": sharding on paper). */
-const METRICS_OBJECT = 'deployment';
+export const METRICS_OBJECT = 'deployment';
 
 // Built once per isolate from the first request's bindings: bindings are not available at module load.
 let built: Promise<WorkerGateway> | undefined;

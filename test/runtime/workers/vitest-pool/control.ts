@@ -5,7 +5,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { inject } from 'vitest';
 import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/app.js';
 import { createWorkerGateway, type WorkerGateway } from '../../../../src/runtime/workers/main.js';
-import type { CounterObjectRpc } from '../../../../src/runtime/workers/bindings.js';
+import type { CounterObjectRpc, MetricsObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { UpstreamTokenObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { DurableObjectNamespace, ExecutionContext } from '../../../../src/runtime/workers/bindings.js';
 import { WORKERD_CLIENT, WORKERD_UPSTREAM } from './workerd-env.js';
@@ -32,6 +32,9 @@ export const simulator = {
 export const bindings = env;
 export const tokenObjects = env['UPSTREAM_TOKEN'] as DurableObjectNamespace<UpstreamTokenObjectRpc>;
 export const counterObjects = env['COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
+export const metricsObjects = env['METRICS'] as DurableObjectNamespace<MetricsObjectRpc>;
+/** Counter objects that answer every call 3 s late (late-objects.js): pass as COUNTERS to meet a silent store. */
+export const lateCounterObjects = env['LATE_COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
 export const UPSTREAM_CLIENT_ID = WORKERD_UPSTREAM.clientId;
 
 /** One isolate's gateway: its own memory (LRU, token copy, metrics), the deployment's bindings. */
@@ -40,8 +43,16 @@ export interface Isolate {
   /** Serves a request the way the Worker's fetch handler does; `ctx` is returned to wait on its background work. */
   request(path: string, init?: RequestInit): Promise<{ res: Response; ctx: ExecutionContext }>;
   login(): Promise<string>;
+  /** A search answered, its background work still running on `ctx`. */
+  answer(what: string, token: string): Promise<{ res: Response; ctx: ExecutionContext }>;
+  /** A search answered and its background work (metrics push, counts sent to the objects) finished. */
   search(what: string, token: string): Promise<Response>;
+  /** GET /metrics with METRICS_TOKEN (the isolate must be built with it): the deployment's text. */
+  scrape(): Promise<string>;
 }
+
+/** The METRICS_TOKEN an isolate needs for scrape(). */
+export const METRICS_TOKEN = 'workerd-metrics-token';
 
 export async function isolate(extra: Record<string, unknown> = {}): Promise<Isolate> {
   const gateway = await createWorkerGateway({ ...env, ...extra }, { host: 'callerid.test' });
@@ -50,6 +61,10 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
     const res = await gateway.fetch(new Request(`https://callerid.test${path}`, init), ctx);
     return { res, ctx };
   };
+  const answer: Isolate['answer'] = (what, token) =>
+    request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
   return {
     gateway,
     request,
@@ -66,12 +81,17 @@ export async function isolate(extra: Record<string, unknown> = {}): Promise<Isol
       if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
       return ((await res.json()) as { access_token: string }).access_token;
     },
+    answer,
     async search(what, token) {
-      const { res, ctx } = await request(`/v2/contacts/search?what=${encodeURIComponent(what)}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const { res, ctx } = await answer(what, token);
       await waitOnExecutionContext(ctx);
       return res;
+    },
+    async scrape() {
+      const { res, ctx } = await request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      await waitOnExecutionContext(ctx);
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+      return res.text();
     },
   };
 }
