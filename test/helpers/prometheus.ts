@@ -22,6 +22,11 @@ export interface QueryAnswer {
 }
 
 export interface RunningPrometheus {
+  /**
+   * Resolves once every target of the job answered a scrape (by default all of them): traffic sent after it has a
+   * sample from before it, so rate() sees it grow.
+   */
+  scraped(targets?: number, timeoutMs?: number): Promise<void>;
   url: string;
   /** An instant query through /api/v1/query; a parse error comes back as status "error", never a throw. */
   query(expr: string): Promise<QueryAnswer>;
@@ -106,10 +111,20 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   }
 
   const api = async <T>(path: string): Promise<T> => (await (await fetch(`${url}${path}`)).json()) as T;
+  const query = (expr: string) => api<QueryAnswer>(`/api/v1/query?query=${encodeURIComponent(expr)}`);
   return {
     url,
     api,
-    query: (expr) => api<QueryAnswer>(`/api/v1/query?query=${encodeURIComponent(expr)}`),
+    query,
+    async scraped(targets = options.targets.length, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      const expr = `count(up{job="${options.job}"} == 1)`;
+      while ((await query(expr)).data?.result[0]?.value[1] !== String(targets)) {
+        if (Date.now() > deadline)
+          throw new Error(`${targets} targets of ${options.job} not scraped within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
     output: () => output,
     close,
   };

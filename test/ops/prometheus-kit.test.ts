@@ -38,9 +38,7 @@ describe.skipIf(!hasPrometheus)('dashboard and alert rules against a real Promet
       ruleFiles: [ALERTS_FILE],
     });
     // Both targets scraped once before the traffic, so every counter has a sample from before it.
-    await waitFor(
-      async () => (await prometheus.query(`count(up{job="${JOB}"} == 1)`)).data?.result[0]?.value[1] === '2',
-    );
+    await prometheus.scraped();
 
     const [one, two] = stack.replicas as [Replicas['replicas'][0], Replicas['replicas'][0]];
     const send = async (res: Promise<Response>, status: number) => {

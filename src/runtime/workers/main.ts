@@ -17,7 +17,7 @@ import { createWorkerCounterStore } from './counter-store.js';
 import { createWorkerLimiters } from './limiters.js';
 import { createConsoleLogger } from './logger.js';
 import { createRequestScopes } from './request-scope.js';
-import { readWorkerSettings } from './settings.js';
+import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
 import type { ExecutionContext } from './bindings.js';
@@ -138,9 +138,6 @@ export async function createWorkerGateway(
     },
   };
 }
-
-/** The one metrics object of the deployment (docs/workers.md, "Metrics": sharding on paper). */
-export const METRICS_OBJECT = 'deployment';
 
 // Built once per isolate from the first request's bindings: bindings are not available at module load.
 let built: Promise<WorkerGateway> | undefined;

@@ -19,6 +19,9 @@ import type {
   UpstreamTokenObjectRpc,
 } from './bindings.js';
 
+/** The one metrics object of the deployment (docs/workers.md, "Metrics": sharding on paper). */
+export const METRICS_OBJECT = 'deployment';
+
 /** Binding names, as `wrangler.toml` declares them. */
 export const BINDINGS = {
   token: 'UPSTREAM_TOKEN',

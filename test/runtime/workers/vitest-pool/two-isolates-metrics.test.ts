@@ -10,7 +10,7 @@ import type {
   MetricsBatch,
   MetricsObjectRpc,
 } from '../../../../src/runtime/workers/bindings.js';
-import { METRICS_OBJECT } from '../../../../src/runtime/workers/main.js';
+import { METRICS_OBJECT } from '../../../../src/runtime/workers/settings.js';
 import { sampleOf } from '../../../helpers/metric-sample.js';
 import { isolate, metricsObjects, METRICS_TOKEN, simulator } from './control.js';
 

@@ -128,6 +128,8 @@ describe.skipIf(!run)("the Worker's /metrics under wrangler dev", () => {
       try {
         const crm = await loginAt(worker!.url, 'crm', 'crm-secret');
         const ops = await loginAt(worker!.url, 'ops', 'ops-secret');
+        // Scraped once before the traffic, so every counter has a sample from before it.
+        await prometheus.scraped();
         // Traffic across several scrapes, so rate() has two samples of every series it grows.
         for (let round = 0; round < 3; round++) {
           await search('020 7946 0001', crm);
