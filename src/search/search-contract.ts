@@ -88,6 +88,55 @@ export function createSearchContract(options: SearchContractOptions): SearchCont
   const { upstreamTimeoutMs, trustProxyHops } = options;
   const defaultDeadline = lookupDeadline(undefined, options.lookupDeadlineMs, upstreamTimeoutMs);
 
+  /** What one search has gathered by the time it answers: who asked, its rate fields, its clock reading. */
+  interface Asked {
+    requestId: string;
+    client: string;
+    rateHeaders: Record<string, string>;
+    now: number;
+  }
+
+  /** The answer of a search by a known client, counted as `result`, with its rate fields and request id. */
+  function answered(
+    asked: Asked,
+    answer: ProblemAnswer,
+    result: SearchResult,
+    note: LookupNote | undefined,
+    bodyBytes: number | undefined,
+    fresh: boolean,
+  ): SearchAnswer {
+    guard.countSearch(asked.client, result, asked.now);
+    const { headers } = answer;
+    Object.assign(headers, asked.rateHeaders);
+    headers['x-request-id'] = asked.requestId;
+    return {
+      status: answer.status,
+      headers,
+      body: answer.body,
+      bodyBytes,
+      fresh,
+      requestId: asked.requestId,
+      clientId: asked.client,
+      lookup: note,
+    };
+  }
+
+  function found(asked: Asked, note: LookupNote, deadline: LookupDeadline, result: LookupResult, fresh: boolean) {
+    note.cache = result.cache;
+    const headers = lookupHeaders(result);
+    if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
+    const answer = { status: 200, headers, body: result.body };
+    return answered(asked, answer, searchResultOf(200, result.cache, undefined), note, result.bodyBytes, fresh);
+  }
+
+  function failed(asked: Asked, err: unknown, note?: LookupNote, deadline?: LookupDeadline): SearchAnswer {
+    // Said on the 504 too: the caller's wait is what ended it.
+    if (deadline?.applied !== undefined && err instanceof GatewayError)
+      err.headers['preference-applied'] = deadline.applied;
+    const answer = errorAnswer(err, asked.requestId, logger);
+    return answered(asked, answer, searchResultOf(answer.status, undefined, err), note, undefined, false);
+  }
+
   /** One search by a known client, from its rate to its answer, in the order the search meets them. */
   function search(
     request: RequestParts,
@@ -96,26 +145,7 @@ export function createSearchContract(options: SearchContractOptions): SearchCont
     now: number,
   ): SearchAnswer | Promise<SearchAnswer> {
     const rate = guard.rate.take(client, now);
-    const rateHeaders = guard.rate.fields.headers(rate.state);
-    const done = (
-      answer: ProblemAnswer,
-      result: SearchResult,
-      note?: LookupNote,
-      bodyBytes?: number,
-      fresh = false,
-    ): SearchAnswer => {
-      guard.countSearch(client, result, now);
-      Object.assign(answer.headers, rateHeaders);
-      answer.headers['x-request-id'] = requestId;
-      return { ...answer, bodyBytes, fresh, requestId, clientId: client, lookup: note };
-    };
-    const failed = (err: unknown, note: LookupNote | undefined, deadline?: LookupDeadline): SearchAnswer => {
-      // Said on the 504 too: the caller's wait is what ended it.
-      if (deadline?.applied !== undefined && err instanceof GatewayError)
-        err.headers['preference-applied'] = deadline.applied;
-      const answer = errorAnswer(err, requestId, logger);
-      return done(answer, searchResultOf(answer.status, undefined, err), note);
-    };
+    const asked: Asked = { requestId, client, rateHeaders: guard.rate.fields.headers(rate.state), now };
     if (!rate.allowed) {
       const retryAfter = String(rate.state.resetSeconds);
       const refused = new GatewayError(
@@ -123,31 +153,25 @@ export function createSearchContract(options: SearchContractOptions): SearchCont
         `This client made more than ${rate.state.limit} searches this minute; try again in ${retryAfter} s.`,
         { headers: { 'retry-after': retryAfter } },
       );
-      return failed(refused, undefined);
+      return failed(asked, refused);
     }
     let e164: string;
     try {
       e164 = normalizer.normalize(readWhat(request.target));
     } catch (err) {
-      return failed(err, undefined);
+      return failed(asked, err);
     }
     const note: LookupNote = { e164 };
     const prefer = request.header('prefer');
     const deadline =
       prefer === undefined ? defaultDeadline : lookupDeadline(prefer, defaultDeadline.ms, upstreamTimeoutMs);
-    const found = (result: LookupResult, fresh = false): SearchAnswer => {
-      note.cache = result.cache;
-      const headers = lookupHeaders(result);
-      if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
-      const status = { status: 200, headers, body: result.body };
-      return done(status, searchResultOf(200, result.cache, undefined), note, result.bodyBytes, fresh);
-    };
     // Counted in memory, answered from memory: no network round trip on a hit.
     const fresh = lookup.lookupFresh(e164, now);
-    if (fresh !== undefined) return found(fresh, true);
-    return lookup
-      .lookup(e164, { client }, { deadlineMs: deadline.ms })
-      .then(found, (err: unknown) => failed(err, note, deadline));
+    if (fresh !== undefined) return found(asked, note, deadline, fresh, true);
+    return lookup.lookup(e164, { client }, { deadlineMs: deadline.ms }).then(
+      (result) => found(asked, note, deadline, result, false),
+      (err: unknown) => failed(asked, err, note, deadline),
+    );
   }
 
   /** An answer to a request no client was found for: refused by its parts, or by its credentials. */

@@ -27,6 +27,19 @@ function fieldOf(req: IncomingMessage, name: string): string | undefined {
   return joined;
 }
 
+/** The raw request's parts as the contract reads them: one small object per request, its methods shared. */
+interface NodeParts extends RequestParts {
+  req: IncomingMessage;
+}
+
+function header(this: NodeParts, name: string): string | undefined {
+  return fieldOf(this.req, name);
+}
+
+function peerAddress(this: NodeParts): string | undefined {
+  return this.req.socket.remoteAddress;
+}
+
 export function withSearchDoor(listener: Listener, search: SearchContract, record: RequestRecorder): Listener {
   const encoded = createEncodedBodies();
 
@@ -52,12 +65,7 @@ export function withSearchDoor(listener: Listener, search: SearchContract, recor
       return;
     }
     const started = performance.now();
-    const parts: RequestParts = {
-      method: 'GET',
-      target: req.url!,
-      header: (name) => fieldOf(req, name),
-      peerAddress: () => req.socket.remoteAddress,
-    };
+    const parts: NodeParts = { method: 'GET', target: req.url!, req, header, peerAddress };
     const answer = search.answer(parts);
     if (answer instanceof Promise)
       // The contract turns every failure into an answer; should writing it fail, the connection goes.
