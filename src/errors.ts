@@ -11,7 +11,7 @@ export const errorCodes = {
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
-  // The cost guard's refusals (README "Cost control"). Listed before the generic code of the same status,
+  // The cost guard's refusals (docs/cost-control.md). Listed before the generic code of the same status,
   // which stays the one a bare HTTPException of that status maps to.
   quota_exhausted: { status: 429, title: 'Upstream quota exhausted' },
   too_many_requests: { status: 429, title: 'Too many requests' },
@@ -24,7 +24,7 @@ export const errorCodes = {
   token_unavailable: { status: 503, title: 'Upstream token unavailable' },
   unavailable: { status: 503, title: 'Service unavailable' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
-  // The caller's own deadline (Prefer: wait, LOOKUP_DEADLINE_MS) passed; the upstream call goes on and fills the cache.
+  // The caller's own deadline (Prefer: wait, else UPSTREAM_TIMEOUT_MS) passed; the upstream call goes on and fills the cache.
   deadline_exceeded: { status: 504, title: 'Deadline exceeded' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -52,7 +52,7 @@ export interface SearchContractOptions {
   guard: CostGuard;
   logger: Logger;
   clock: Clock;
-  /** LOOKUP_DEADLINE_MS and UPSTREAM_TIMEOUT_MS: a caller's `Prefer: wait` is bounded by the latter. */
+  /** The deadline of a search without `Prefer: wait`, and UPSTREAM_TIMEOUT_MS, which bounds any `wait`. */
   lookupDeadlineMs: number;
   upstreamTimeoutMs: number;
   trustProxyHops: number;
