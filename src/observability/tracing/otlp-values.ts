@@ -1,0 +1,18 @@
+// How OTLP spells a span's kind, status and times (opentelemetry/proto/trace/v1/trace.proto), shared by the JSON
+// and the protobuf encodings.
+import type { SpanKind, SpanStatus } from './span.js';
+
+/** `Span.SpanKind`. */
+export const OTLP_SPAN_KIND: Record<SpanKind, number> = { internal: 1, server: 2, client: 3 };
+
+/** `Status.StatusCode`. */
+export const OTLP_STATUS_CODE: Record<SpanStatus['code'], number> = { unset: 0, ok: 1, error: 2 };
+
+/** Milliseconds since the epoch as OTLP's `fixed64` nanoseconds, to the microsecond. */
+export const unixNanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) * 1000n;
+
+/** What an export request names as its source: the service (OTEL_SERVICE_NAME) and the instrumentation scope. */
+export interface ExportSource {
+  readonly serviceName: string;
+  readonly scopeName: string;
+}

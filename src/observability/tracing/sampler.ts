@@ -1,0 +1,39 @@
+// Which new traces are recorded: the OpenTelemetry SDK's samplers by their OTEL_TRACES_SAMPLER names. Spans under
+// a span of the gateway's own take its decision; only a trace's first span in the gateway asks the sampler.
+import type { TracingConfig } from '../../config.js';
+
+/** A sampler by its OTEL_TRACES_SAMPLER name, and the share of traces the `traceidratio` ones record (0 to 1). */
+export type SamplerConfig = TracingConfig['sampler'];
+
+// The rightmost 56 bits of a W3C trace id are random (Trace Context Level 2, section 3.2.2.3); OpenTelemetry's
+// probability sampling compares them with a threshold, so every process decides the same for one trace id.
+const RANDOM_HEX_DIGITS = 14;
+const RANDOM_RANGE = 2 ** 56;
+
+/** Whether `traceId` falls in the recorded share `ratio`: its random part at or above (1 - ratio) of the range. */
+export function traceIdInRatio(traceId: string, ratio: number): boolean {
+  if (ratio >= 1) return true;
+  if (ratio <= 0) return false;
+  const random = parseInt(traceId.slice(-RANDOM_HEX_DIGITS), 16);
+  return random >= Math.ceil((1 - ratio) * RANDOM_RANGE);
+}
+
+/**
+ * Whether a trace's first span in the gateway is recorded. `parentSampled` is the caller's decision when its
+ * `traceparent` was valid, undefined for a new trace; only the `parentbased_` samplers follow it.
+ */
+export function shouldSample(sampler: SamplerConfig, traceId: string, parentSampled: boolean | undefined): boolean {
+  const parentBased = sampler.name.startsWith('parentbased_');
+  if (parentBased && parentSampled !== undefined) return parentSampled;
+  switch (sampler.name) {
+    case 'always_on':
+    case 'parentbased_always_on':
+      return true;
+    case 'always_off':
+    case 'parentbased_always_off':
+      return false;
+    case 'traceidratio':
+    case 'parentbased_traceidratio':
+      return traceIdInRatio(traceId, sampler.ratio);
+  }
+}

@@ -1,0 +1,82 @@
+// Spans on their way to the collector: a bounded queue, sent in batches after a delay (or as soon as a batch is
+// full) by one export loop at a time, off every answer's path. What does not fit, or fails to send, is counted.
+import type { RunInBackground } from '../../shared-state/background.js';
+import type { SendSpans } from './otlp-http.js';
+import type { FinishedSpan, SpanSink } from './span.js';
+
+export interface BatchOptions {
+  /** How long the first span of a batch waits for others (OTEL_BSP_SCHEDULE_DELAY). */
+  readonly scheduleDelayMs: number;
+  /** Spans waiting at most; more are dropped and counted (OTEL_BSP_MAX_QUEUE_SIZE). */
+  readonly maxQueueSize: number;
+  /** Spans per export request at most (OTEL_BSP_MAX_EXPORT_BATCH_SIZE). */
+  readonly maxExportBatchSize: number;
+}
+
+export interface BatcherRuntime {
+  /** Keeps the export loop alive past the answer: in process on Node, `ctx.waitUntil` on Workers. */
+  readonly background: RunInBackground;
+  /** Resolves after `ms`; on Node a timer that keeps no process alive. */
+  readonly sleep: (ms: number) => Promise<void>;
+  /** Milliseconds since the epoch, the spans' clock. */
+  readonly now: () => number;
+}
+
+/** The sink a tracer ends its spans into; the runtime and the metrics read it. */
+export class SpanBatcher implements SpanSink {
+  private readonly queue: FinishedSpan[] = [];
+  private droppedSpans = 0;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly send: SendSpans,
+    private readonly options: BatchOptions,
+    private readonly runtime: BatcherRuntime,
+  ) {}
+
+  now(): number {
+    return this.runtime.now();
+  }
+
+  /** Queues an ended span; never waits. A full queue drops it and counts it. */
+  end(span: FinishedSpan): void {
+    if (this.queue.length >= this.options.maxQueueSize) {
+      this.droppedSpans++;
+      return;
+    }
+    this.queue.push(span);
+    if (this.queue.length >= this.options.maxExportBatchSize) this.wake?.();
+    if (this.loop === undefined) this.runtime.background(this.startLoop(this.options.scheduleDelayMs));
+  }
+
+  /** Sends every queued span now; resolves when the export loop is idle (shutdown, tests). */
+  flush(): Promise<void> {
+    this.wake?.();
+    return this.loop ?? this.startLoop(0);
+  }
+
+  /** Spans lost so far: the queue was full, or their export request failed. */
+  dropped(): number {
+    return this.droppedSpans;
+  }
+
+  private startLoop(delayMs: number): Promise<void> {
+    this.loop = this.exportAll(delayMs).finally(() => {
+      this.loop = undefined;
+      this.wake = undefined;
+    });
+    return this.loop;
+  }
+
+  private async exportAll(delayMs: number): Promise<void> {
+    if (delayMs > 0 && this.queue.length < this.options.maxExportBatchSize) {
+      await Promise.race([this.runtime.sleep(delayMs), new Promise<void>((resolve) => (this.wake = resolve))]);
+    }
+    this.wake = undefined;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxExportBatchSize);
+      if (!(await this.send(batch))) this.droppedSpans += batch.length;
+    }
+  }
+}

@@ -1,0 +1,96 @@
+// The span model: what a span records while it runs and what the exporter receives when it ends. A span that is
+// not recorded (tracing off, or a trace the sampler left out) still carries its context, so it propagates.
+import type { SpanContext } from './trace-context.js';
+
+export type SpanKind = 'internal' | 'server' | 'client';
+/** Whole numbers are sent as OTLP integers, others as doubles. Never a telephone number or a secret. */
+export type AttributeValue = string | number | boolean;
+export type Attributes = Record<string, AttributeValue>;
+
+/** A span this one relates to without being its child: the lookup another caller started, a token refresh. */
+export interface SpanLink {
+  readonly context: SpanContext;
+  readonly attributes?: Attributes;
+}
+
+export type SpanStatus = { readonly code: 'unset' | 'ok' } | { readonly code: 'error'; readonly message?: string };
+
+/** A span as the exporter receives it once ended; times in milliseconds since the epoch (fractions allowed). */
+export interface FinishedSpan {
+  readonly name: string;
+  readonly kind: SpanKind;
+  readonly context: SpanContext;
+  readonly parentSpanId: string | undefined;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly attributes: Attributes;
+  readonly links: readonly SpanLink[];
+  readonly status: SpanStatus;
+}
+
+export interface Span {
+  /** Undefined only while tracing is off and the caller sent no valid `traceparent`: nothing to propagate. */
+  readonly context: SpanContext | undefined;
+  /** False for a span nobody exports: its setters do nothing. */
+  readonly recording: boolean;
+  setAttribute(key: string, value: AttributeValue): void;
+  addLink(link: SpanLink): void;
+  setStatus(status: SpanStatus): void;
+  /** Ends the span (once: later calls do nothing) and hands it to the exporter. */
+  end(): void;
+}
+
+/** Where a recorded span goes when it ends, and the clock it is timed by. */
+export interface SpanSink {
+  now(): number;
+  end(span: FinishedSpan): void;
+}
+
+/** A span that records nothing and only carries its context. */
+export class PropagatingSpan implements Span {
+  readonly recording = false;
+  constructor(readonly context: SpanContext | undefined) {}
+  setAttribute(): void {}
+  addLink(): void {}
+  setStatus(): void {}
+  end(): void {}
+}
+
+/** A sampled span: collects what it is told, and gives itself to its sink when it ends. */
+export class RecordingSpan implements Span {
+  readonly recording = true;
+  private readonly attributes: Attributes = {};
+  private readonly links: SpanLink[] = [];
+  private status: SpanStatus = { code: 'unset' };
+  private ended = false;
+  private readonly startMs: number;
+
+  constructor(
+    private readonly sink: SpanSink,
+    readonly name: string,
+    readonly kind: SpanKind,
+    readonly context: SpanContext,
+    readonly parentSpanId: string | undefined,
+  ) {
+    this.startMs = sink.now();
+  }
+
+  setAttribute(key: string, value: AttributeValue): void {
+    if (!this.ended) this.attributes[key] = value;
+  }
+
+  addLink(link: SpanLink): void {
+    if (!this.ended) this.links.push(link);
+  }
+
+  setStatus(status: SpanStatus): void {
+    if (!this.ended) this.status = status;
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { name, kind, context, parentSpanId, startMs, attributes, links, status } = this;
+    this.sink.end({ name, kind, context, parentSpanId, startMs, endMs: this.sink.now(), attributes, links, status });
+  }
+}

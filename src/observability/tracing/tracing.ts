@@ -1,0 +1,32 @@
+// An app's tracing, built once by the runtime's composition root from the configuration: the tracer the request
+// path uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
+import type { TracingConfig } from '../../config.js';
+import { otlpSender, type FetchFunction } from './otlp-http.js';
+import { SpanBatcher, type BatcherRuntime } from './span-batcher.js';
+import { createTracer, disabledTracer, type Tracer } from './tracer.js';
+
+export interface Tracing {
+  readonly tracer: Tracer;
+  /** Spans lost so far (queue full, export failed): the value of the dropped-spans counter. */
+  dropped(): number;
+  /** Sends what is queued; resolves when the exporter is idle (before a process exits). */
+  flush(): Promise<void>;
+}
+
+export interface TracingRuntime extends BatcherRuntime {
+  /** How export requests go out: the global `fetch` on both runtimes unless a test gives its own. */
+  readonly fetch: FetchFunction;
+}
+
+const OFF: Tracing = { tracer: disabledTracer, dropped: () => 0, flush: () => Promise.resolve() };
+
+/** `config` is {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent. */
+export function createTracing(config: TracingConfig | null, runtime: TracingRuntime): Tracing {
+  if (config === null) return OFF;
+  const batcher = new SpanBatcher(otlpSender(config, runtime.fetch), config.batch, runtime);
+  return {
+    tracer: createTracer(config.sampler, batcher),
+    dropped: () => batcher.dropped(),
+    flush: () => batcher.flush(),
+  };
+}
