@@ -70,7 +70,8 @@ export class SpanBatcher implements SpanSink {
   }
 
   private async exportAll(delayMs: number): Promise<void> {
-    if (delayMs > 0 && this.queue.length < this.options.maxExportBatchSize) {
+    // Even without a delay, the spans ended in the same turn of the event loop go in one batch.
+    if (this.queue.length < this.options.maxExportBatchSize) {
       await Promise.race([this.runtime.sleep(delayMs), new Promise<void>((resolve) => (this.wake = resolve))]);
     }
     this.wake = undefined;

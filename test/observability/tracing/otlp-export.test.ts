@@ -1,0 +1,252 @@
+// Spans over OTLP/HTTP to a receiver on loopback that decodes both encodings with OpenTelemetry's own proto files;
+// then a collector that is down or never answers: the exporter drops and counts, and ending a span never waits.
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, type TracingConfig } from '../../../src/config.js';
+import { inProcess } from '../../../src/shared-state/background.js';
+import {
+  endServerSpan,
+  startServerSpan,
+  startUpstreamSpan,
+  traceHeaders,
+} from '../../../src/observability/tracing/http-spans.js';
+import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
+import { freePort } from '../../helpers/free-port.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+const runtime: TracingRuntime = {
+  fetch: (url, init) => fetch(url, init),
+  background: inProcess,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  now: () => performance.timeOrigin + performance.now(),
+};
+
+function tracingConfig(env: Record<string, string>): TracingConfig {
+  const config = parseConfig(env).tracing;
+  if (config === null) throw new Error('tracing is off');
+  return config;
+}
+
+let receiver: OtlpReceiver;
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+});
+afterAll(() => receiver.close());
+
+describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
+  it('exports a server span and its client span as the proto files define them', async () => {
+    receiver.requests.length = 0;
+    const tracing = createTracing(
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=gateway%20one',
+        OTEL_SERVICE_NAME: 'gateway-under-test',
+      }),
+      runtime,
+    );
+    const server = startServerSpan(tracing.tracer, {
+      method: 'GET',
+      route: '/v2/contacts/search',
+      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+      tracestate: 'rojo=1',
+      scheme: 'http',
+      serverAddress: '127.0.0.1',
+      clientAddress: '127.0.0.1',
+    });
+    const upstream = startUpstreamSpan(tracing.tracer, server, {
+      method: 'GET',
+      urlTemplate: '/v2/contacts/search',
+      serverAddress: 'upstream.example.net',
+      serverPort: 443,
+    });
+    upstream.addLink({ context: server.context!, attributes: { 'link.reason': 'test' } });
+    upstream.setAttribute('gateway.queue.seconds', 0.25);
+    upstream.setAttribute('gateway.retried', false);
+    upstream.setStatus({ code: 'error', message: 'upstream answered 502' });
+    upstream.end();
+    endServerSpan(server, { status: 502, cacheStatus: 'miss', problemType: 'https://example.com/problems/upstream' });
+    await tracing.flush();
+
+    expect(receiver.requests).toHaveLength(1);
+    const [exported] = receiver.requests;
+    expect(exported!.contentType).toBe(protocol === 'http/json' ? 'application/json' : 'application/x-protobuf');
+    expect(exported!.headers['x-tenant']).toBe('gateway one');
+    const [client, serverSpan] = exported!.spans;
+    expect(serverSpan).toMatchObject({
+      traceId: TRACE,
+      spanId: server.context!.spanId,
+      parentSpanId: CALLER_SPAN,
+      traceState: 'rojo=1',
+      name: 'GET /v2/contacts/search',
+      kind: 2,
+      serviceName: 'gateway-under-test',
+      attributes: { 'http.response.status_code': 502, 'error.type': '502', 'cache.status': 'miss' },
+      status: { code: 2 },
+    });
+    expect(client).toMatchObject({
+      traceId: TRACE,
+      spanId: upstream.context!.spanId,
+      parentSpanId: server.context!.spanId,
+      kind: 3,
+      attributes: { 'server.port': 443, 'gateway.queue.seconds': 0.25, 'gateway.retried': false },
+      links: [{ traceId: TRACE, spanId: server.context!.spanId }],
+      status: { code: 2, message: 'upstream answered 502' },
+    });
+    expect(traceHeaders(upstream).traceparent).toBe(`00-${TRACE}-${client!.spanId}-01`);
+    // Nanoseconds since the epoch, to the microsecond, and in order.
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    expect(nowNs - serverSpan!.startTimeUnixNano).toBeLessThan(60_000_000_000n);
+    expect(serverSpan!.endTimeUnixNano).toBeGreaterThanOrEqual(client!.endTimeUnixNano);
+    expect(client!.startTimeUnixNano).toBeGreaterThanOrEqual(serverSpan!.startTimeUnixNano);
+    expect(tracing.dropped()).toBe(0);
+  });
+});
+
+describe('the receiver', () => {
+  it('refuses a JSON body with a field the proto files do not define, and a protobuf body that is not one', async () => {
+    const post = (contentType: string, body: string) =>
+      fetch(receiver.url, { method: 'POST', headers: { 'content-type': contentType }, body }).then((r) => r.status);
+    expect(await post('application/json', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"nme":"x"}]}]}]}')).toBe(400);
+    expect(await post('application/x-protobuf', '\u00ff\u00ff\u00ff')).toBe(400);
+    expect(await post('application/json', '{"resourceSpans":[]}')).toBe(200);
+  });
+});
+
+describe('batching', () => {
+  it('sends a full batch at once without waiting for the delay, and the rest on flush', async () => {
+    receiver.requests.length = 0;
+    const tracing = createTracing(
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '60000',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '3',
+      }),
+      runtime,
+    );
+    for (let i = 0; i < 3; i++) tracing.tracer.startSpan(`batch ${i}`, undefined).end();
+    await receiver.waitForSpans(3);
+    tracing.tracer.startSpan('batch 3', undefined).end();
+    await tracing.flush();
+    expect(receiver.requests.map((r) => r.spans.map((s) => s.name))).toEqual([
+      ['batch 0', 'batch 1', 'batch 2'],
+      ['batch 3'],
+    ]);
+  });
+});
+
+describe('a collector that does not take the spans', () => {
+  let blackHole: Server;
+  let blackHolePort: number;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    // Accepts connections and never answers, like a collector behind a dropping firewall or a hung one.
+    blackHole = createServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    blackHolePort = (blackHole.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => blackHole.close(() => resolve()));
+  });
+
+  it('down: every span of the failed export is counted as dropped', async () => {
+    const port = await freePort();
+    const tracing = createTracing(
+      tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '0' }),
+      runtime,
+    );
+    for (let i = 0; i < 5; i++) tracing.tracer.startSpan('lost', undefined).end();
+    await tracing.flush();
+    expect(tracing.dropped()).toBe(5);
+  });
+
+  it('black-holed: ending spans never waits, the queue stays bounded, and the timed-out batch is counted', async () => {
+    const tracing = createTracing(
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${blackHolePort}`,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+        OTEL_BSP_SCHEDULE_DELAY: '0',
+        OTEL_BSP_MAX_QUEUE_SIZE: '4',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4',
+      }),
+      runtime,
+    );
+    const started = performance.now();
+    for (let i = 0; i < 4; i++) tracing.tracer.startSpan('first', undefined).end();
+    // Let the export of the first four start: it hangs on the black hole.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const ending = performance.now();
+    for (let i = 0; i < 10; i++) tracing.tracer.startSpan('more', undefined).end();
+    // Ten spans ended while the export hangs: synchronous, no wait on the collector.
+    expect(performance.now() - ending).toBeLessThan(20);
+    // Four wait in the queue while the first four are in flight; six did not fit.
+    expect(tracing.dropped()).toBe(6);
+    await tracing.flush();
+    // Both exports timed out: everything is counted, nothing is left waiting.
+    expect(tracing.dropped()).toBe(14);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('settings', () => {
+  it('is off without an endpoint, with OTEL_SDK_DISABLED=true, and reads the standard names', () => {
+    expect(parseConfig({}).tracing).toBeNull();
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' }).tracing).toBeNull();
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }).tracing).toEqual({
+      url: 'http://c:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      timeoutMs: 10_000,
+      serviceName: 'callerid-gateway',
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      batch: { scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512 },
+    });
+    const traced = parseConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example.com/custom/traces/',
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer%20abc , x-a=1',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_SDK_DISABLED: 'false',
+    }).tracing;
+    expect(traced).toMatchObject({
+      url: 'https://collector.example.com/custom/traces/',
+      headers: { authorization: 'Bearer abc', 'x-a': '1' },
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.25 },
+    });
+    // The argument is read by the ratio samplers only.
+    expect(
+      parseConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c',
+        OTEL_TRACES_SAMPLER: 'always_on',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      }).tracing?.sampler,
+    ).toEqual({ name: 'always_on', ratio: 1 });
+  });
+
+  it.each([
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc', 'must be one of http/protobuf, http/json'],
+    ['OTEL_TRACES_SAMPLER_ARG', '1.5', 'must be a number from 0 to 1'],
+    ['OTEL_TRACES_SAMPLER', 'jaeger_remote', 'must be one of'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318', 'must be an http(s) URL'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'authorization', 'each entry must be name=value'],
+    ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE', '4096', 'must be at most OTEL_BSP_MAX_QUEUE_SIZE (2048)'],
+  ])('refuses %s=%s', (variable, value, problem) => {
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', [variable]: value })).toThrow(
+      `configuration error: ${variable}: ${problem}`,
+    );
+  });
+
+  it('never repeats a header value it refuses (it may be a secret)', () => {
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'api-key=%E0%A4%A' })).toThrow(
+      /^configuration error: OTEL_EXPORTER_OTLP_HEADERS: each entry must be name=value \(value percent-encoded\)$/,
+    );
+  });
+});

@@ -1,0 +1,175 @@
+// The tracer and the HTTP spans: a caller's trace continued or a new one started, children under the gateway's
+// spans, unsampled traces still propagated, and tracing off costing no id and recording nothing.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  endServerSpan,
+  endUpstreamSpan,
+  startServerSpan,
+  startUpstreamSpan,
+  traceHeaders,
+  type IncomingRequest,
+} from '../../../src/observability/tracing/http-spans.js';
+import type { FinishedSpan, SpanSink } from '../../../src/observability/tracing/span.js';
+import { createTracer, disabledTracer } from '../../../src/observability/tracing/tracer.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+function memorySink(): SpanSink & { spans: FinishedSpan[] } {
+  let clock = 1_700_000_000_000;
+  const spans: FinishedSpan[] = [];
+  return { spans, now: () => (clock += 1.5), end: (span) => spans.push(span) };
+}
+
+const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => ({
+  method: 'GET',
+  route: '/v2/contacts/search',
+  traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+  tracestate: 'rojo=1',
+  scheme: 'https',
+  serverAddress: 'callerid.example.com',
+  clientAddress: '192.0.2.7',
+  ...overrides,
+});
+
+/** An upstream call whose details do not matter to the test. */
+const CALL = { method: 'GET', urlTemplate: '/t', serverAddress: 'u', serverPort: 443 };
+
+const ALWAYS = { name: 'parentbased_always_on', ratio: 1 } as const;
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('tracer', () => {
+  it("continues a caller's sampled trace: the server span is the caller's child, the client span the server's", () => {
+    const sink = memorySink();
+    const tracer = createTracer(ALWAYS, sink);
+    const server = startServerSpan(tracer, request());
+    const upstream = startUpstreamSpan(tracer, server, {
+      method: 'GET',
+      urlTemplate: '/v2/contacts/search',
+      serverAddress: 'upstream.example.net',
+      serverPort: 443,
+    });
+    expect(traceHeaders(upstream)).toEqual({
+      traceparent: `00-${TRACE}-${upstream.context!.spanId}-01`,
+      tracestate: 'rojo=1',
+    });
+    endUpstreamSpan(upstream, { status: 200 });
+    endServerSpan(server, { status: 200, cacheStatus: 'miss', clientId: 'pbx-1' });
+    const [client, serverSpan] = sink.spans;
+    expect(serverSpan).toMatchObject({
+      name: 'GET /v2/contacts/search',
+      kind: 'server',
+      parentSpanId: CALLER_SPAN,
+      context: { traceId: TRACE, sampled: true, traceState: 'rojo=1' },
+      attributes: {
+        'http.request.method': 'GET',
+        'http.route': '/v2/contacts/search',
+        'url.scheme': 'https',
+        'server.address': 'callerid.example.com',
+        'client.address': '192.0.2.7',
+        'http.response.status_code': 200,
+        'cache.status': 'miss',
+        'gateway.client.id': 'pbx-1',
+      },
+      status: { code: 'unset' },
+    });
+    expect(client).toMatchObject({
+      name: 'GET /v2/contacts/search',
+      kind: 'client',
+      parentSpanId: serverSpan!.context.spanId,
+      context: { traceId: TRACE, spanId: upstream.context!.spanId },
+      attributes: { 'server.address': 'upstream.example.net', 'server.port': 443, 'http.response.status_code': 200 },
+    });
+    expect(client!.endMs).toBeGreaterThan(client!.startMs);
+    expect(new Set([CALLER_SPAN, serverSpan!.context.spanId, client!.context.spanId]).size).toBe(3);
+  });
+
+  it("records nothing for a caller's unsampled trace and still propagates it, unsampled", () => {
+    const sink = memorySink();
+    const tracer = createTracer(ALWAYS, sink);
+    const server = startServerSpan(tracer, request({ traceparent: `00-${TRACE}-${CALLER_SPAN}-00` }));
+    const upstream = startUpstreamSpan(tracer, server, CALL);
+    endUpstreamSpan(upstream, { status: 200 });
+    endServerSpan(server, { status: 200 });
+    expect(sink.spans).toEqual([]);
+    expect(traceHeaders(upstream).traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-00$`));
+    expect(traceHeaders(upstream).traceparent).not.toContain(CALLER_SPAN);
+  });
+
+  it('starts a new trace for an invalid traceparent, dropping its tracestate', () => {
+    const sink = memorySink();
+    const server = startServerSpan(
+      createTracer(ALWAYS, sink),
+      request({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01-x` }),
+    );
+    server.end();
+    expect(sink.spans[0]!.context.traceId).not.toBe(TRACE);
+    expect(sink.spans[0]!.context.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(sink.spans[0]!.parentSpanId).toBeUndefined();
+    expect(sink.spans[0]!.context.traceState).toBeUndefined();
+  });
+
+  it('names unknown methods and unmatched routes as the semantic conventions do; a 5xx is an error', () => {
+    const sink = memorySink();
+    const tracer = createTracer(ALWAYS, sink);
+    endServerSpan(startServerSpan(tracer, request({ method: 'BREW', route: undefined })), { status: 404 });
+    endServerSpan(startServerSpan(tracer, request({ method: 'GET', route: undefined })), { status: 503 });
+    const [brew, get] = sink.spans;
+    expect(brew).toMatchObject({
+      name: 'HTTP',
+      attributes: { 'http.request.method': '_OTHER' },
+      status: { code: 'unset' },
+    });
+    expect(brew!.attributes['http.route']).toBeUndefined();
+    expect(get).toMatchObject({ name: 'GET', attributes: { 'error.type': '503' }, status: { code: 'error' } });
+  });
+
+  it('marks a failed upstream call as an error by its status or what failed', () => {
+    const sink = memorySink();
+    const tracer = createTracer(ALWAYS, sink);
+    const call = { method: 'POST', urlTemplate: '/oauth/token', serverAddress: 'u', serverPort: 443 };
+    endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { status: 401 });
+    endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { errorType: 'timeout' });
+    expect(sink.spans.map((s) => [s.attributes['error.type'], s.status.code])).toEqual([
+      ['401', 'error'],
+      ['timeout', 'error'],
+    ]);
+    // Without a parent each is the root of a trace of its own.
+    expect(sink.spans[0]!.context.traceId).not.toBe(sink.spans[1]!.context.traceId);
+  });
+
+  it('ends a span once, keeps nothing set after its end, and carries links', () => {
+    const sink = memorySink();
+    const tracer = createTracer(ALWAYS, sink);
+    const fill = tracer.startSpan('lookup fill', undefined);
+    const wait = tracer.startSpan('lookup wait', fill, { attributes: { 'lookup.tier': 'redis' } });
+    wait.addLink({ context: fill.context!, attributes: { reason: 'coalesced' } });
+    wait.end();
+    wait.setAttribute('late', true);
+    wait.end();
+    expect(sink.spans).toHaveLength(1);
+    expect(sink.spans[0]).toMatchObject({
+      kind: 'internal',
+      attributes: { 'lookup.tier': 'redis' },
+      links: [{ context: fill.context, attributes: { reason: 'coalesced' } }],
+    });
+    expect(sink.spans[0]!.attributes['late']).toBeUndefined();
+  });
+});
+
+describe('tracing off', () => {
+  it("draws no id and records nothing, and passes a caller's valid context through as it came", () => {
+    const draw = vi.spyOn(crypto, 'getRandomValues');
+    const none = startServerSpan(disabledTracer, request({ traceparent: undefined, tracestate: undefined }));
+    expect(none.context).toBeUndefined();
+    expect(traceHeaders(disabledTracer.startSpan('x', none))).toEqual({});
+    const caller = startServerSpan(disabledTracer, request());
+    const upstream = startUpstreamSpan(disabledTracer, caller, CALL);
+    endUpstreamSpan(upstream, { status: 200 });
+    endServerSpan(caller, { status: 200 });
+    expect(traceHeaders(upstream)).toEqual({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'rojo=1' });
+    expect(startServerSpan(disabledTracer, request({ traceparent: 'garbage' })).context).toBeUndefined();
+    expect(draw).not.toHaveBeenCalled();
+  });
+});
