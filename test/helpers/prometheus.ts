@@ -45,6 +45,8 @@ export interface PrometheusOptions {
   scrapeIntervalSeconds?: number;
   /** Sent as `Authorization: Bearer` on every scrape (METRICS_TOKEN). */
   bearerToken?: string;
+  /** Feature flags to enable (`--enable-feature=`), e.g. `exemplar-storage`. */
+  features?: string[];
 }
 
 export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
@@ -74,6 +76,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       // Nothing leaves the machine: no external URL lookups, no remote anything.
       `--web.external-url=${url}/`,
       '--log.level=warn',
+      ...(options.features ?? []).map((feature) => `--enable-feature=${feature}`),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
