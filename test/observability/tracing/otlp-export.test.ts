@@ -2,7 +2,8 @@
 // then a collector that is down or never answers: the exporter drops and counts, and ending a span never waits.
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, type TracingConfig } from '../../../src/config.js';
+import { parseConfig, SETTING_NAMES, type TracingConfig } from '../../../src/config.js';
+import { unknownSettings } from '../../../src/unknown-settings.js';
 import { inProcess } from '../../../src/shared-state/background.js';
 import {
   endServerSpan,
@@ -242,6 +243,11 @@ describe('settings', () => {
     expect(() => parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', [variable]: value })).toThrow(
       `configuration error: ${variable}: ${problem}`,
     );
+  });
+
+  it('names an OTEL_* variable it does not read at start, as it does any other', () => {
+    const env = { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'gw' };
+    expect(unknownSettings(env, SETTING_NAMES).map((u) => u.name)).toEqual(['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']);
   });
 
   it('never repeats a header value it refuses (it may be a secret)', () => {
