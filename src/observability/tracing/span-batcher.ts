@@ -1,6 +1,5 @@
 // Spans on their way to the collector: a bounded queue, sent in batches after a delay (or as soon as a batch is
 // full) by one export loop at a time, off every answer's path. What does not fit, or fails to send, is counted.
-import type { RunInBackground } from '../../shared-state/background.js';
 import type { SendSpans } from './otlp-http.js';
 import type { FinishedSpan, SpanSink } from './span.js';
 
@@ -14,8 +13,11 @@ export interface BatchOptions {
 }
 
 export interface BatcherRuntime {
-  /** Keeps the export loop alive past the answer: in process on Node, `ctx.waitUntil` on Workers. */
-  readonly background: RunInBackground;
+  /**
+   * Keeps the export loop alive past the answer: in process on Node, `ctx.waitUntil` on Workers (the runtime's
+   * RunInBackground, which shared-state/ declares; observability/ sits below it and takes it by its shape).
+   */
+  readonly background: (work: Promise<unknown>) => void;
   /** Resolves after `ms`; on Node a timer that keeps no process alive. */
   readonly sleep: (ms: number) => Promise<void>;
   /** Milliseconds since the epoch, the spans' clock. */

@@ -1,0 +1,83 @@
+// Tracing inside workerd: the modules load without drawing randomness at their top level, ids are drawn per
+// request, the export runs under the request's ctx.waitUntil after the answer, and a collector that refuses the
+// spans (here the simulator, which has no /v1/traces) has them counted as dropped.
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../../src/config.js';
+import {
+  endServerSpan,
+  startServerSpan,
+  startUpstreamSpan,
+  traceHeaders,
+} from '../../../../src/observability/tracing/http-spans.js';
+import type { FetchFunction } from '../../../../src/observability/tracing/otlp-http.js';
+import { createTracing } from '../../../../src/observability/tracing/tracing.js';
+import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
+import { simulatorUrl } from './control.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+function traceOneMiss(fetch: FetchFunction, endpoint: string) {
+  const scopes = createRequestScopes();
+  const ctx = createExecutionContext();
+  const tracing = createTracing(
+    parseConfig({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    }).tracing,
+    { fetch, background: scopes.background, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), now: Date.now },
+  );
+  const headers = scopes.run(ctx, () => {
+    const server = startServerSpan(tracing.tracer, {
+      method: 'GET',
+      route: '/v2/contacts/search',
+      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+      tracestate: undefined,
+      scheme: 'https',
+      serverAddress: 'callerid.example.com',
+      clientAddress: undefined,
+    });
+    const upstream = startUpstreamSpan(tracing.tracer, server, {
+      method: 'GET',
+      urlTemplate: '/v2/contacts/search',
+      serverAddress: 'upstream.example.net',
+      serverPort: 443,
+    });
+    upstream.end();
+    endServerSpan(server, { status: 200, cacheStatus: 'miss' });
+    return { upstream: traceHeaders(upstream), server: server.context!.spanId };
+  });
+  return { ctx, tracing, headers };
+}
+
+describe('tracing in workerd', () => {
+  it('exports the server and client spans under ctx.waitUntil, after the answer', async () => {
+    const bodies: string[] = [];
+    const recording: FetchFunction = async (_url, init) => {
+      bodies.push(String(init.body));
+      return new Response('{}', { status: 200 });
+    };
+    const { ctx, tracing, headers } = traceOneMiss(recording, 'https://collector.example.com/v1/traces');
+    expect(bodies).toEqual([]);
+    await waitOnExecutionContext(ctx);
+    const spans = (
+      JSON.parse(bodies[0]!) as {
+        resourceSpans: { scopeSpans: { spans: { spanId: string; parentSpanId: string; traceId: string }[] }[] }[];
+      }
+    ).resourceSpans[0]!.scopeSpans[0]!.spans;
+    expect(spans.map((s) => [s.traceId, s.parentSpanId])).toEqual([
+      [TRACE, headers.server],
+      [TRACE, CALLER_SPAN],
+    ]);
+    expect(headers.upstream.traceparent).toBe(`00-${TRACE}-${spans[0]!.spanId}-01`);
+    expect(tracing.dropped()).toBe(0);
+  });
+
+  it('counts the spans a refusing collector did not take, through the real fetch', async () => {
+    const { ctx, tracing } = traceOneMiss((url, init) => fetch(url, init), `${simulatorUrl()}/v1/traces`);
+    await waitOnExecutionContext(ctx);
+    expect(tracing.dropped()).toBe(2);
+  });
+});
