@@ -5,57 +5,62 @@ import { ProtobufWriter } from './protobuf-writer.js';
 import type { Attributes, FinishedSpan, SpanLink } from './span.js';
 
 /** `repeated KeyValue` at `field`: a string, bool, int64 or double `AnyValue` each. */
-function writeAttributes(writer: ProtobufWriter, field: number, attributes: Attributes): void {
-  for (const [key, value] of Object.entries(attributes)) {
-    writer.message(field, (kv) => {
-      kv.string(1, key);
-      kv.message(2, (any) => {
-        if (typeof value === 'string') any.string(1, value);
-        else if (typeof value === 'boolean') any.int(2, value);
-        else if (Number.isInteger(value)) any.int(3, value);
-        else any.double(4, value);
-      });
-    });
+function writeAttributes(w: ProtobufWriter, field: number, attributes: Attributes): void {
+  for (const key in attributes) {
+    const value = attributes[key]!;
+    const keyValue = w.begin(field);
+    w.string(1, key);
+    const anyValue = w.begin(2);
+    if (typeof value === 'string') w.string(1, value);
+    else if (typeof value === 'boolean') w.int(2, value);
+    else if (Number.isInteger(value)) w.int(3, value);
+    else w.double(4, value);
+    w.end(anyValue);
+    w.end(keyValue);
   }
 }
 
-function writeLink(writer: ProtobufWriter, link: SpanLink): void {
-  writer.message(13, (l) => {
-    l.hexBytes(1, link.context.traceId);
-    l.hexBytes(2, link.context.spanId);
-    if (link.context.traceState !== undefined) l.string(3, link.context.traceState);
-    writeAttributes(l, 4, link.attributes ?? {});
-  });
+function writeLink(w: ProtobufWriter, link: SpanLink): void {
+  const start = w.begin(13);
+  w.hexBytes(1, link.context.traceId);
+  w.hexBytes(2, link.context.spanId);
+  if (link.context.traceState !== undefined) w.string(3, link.context.traceState);
+  if (link.attributes !== undefined) writeAttributes(w, 4, link.attributes);
+  w.end(start);
 }
 
-function writeSpan(writer: ProtobufWriter, span: FinishedSpan): void {
-  writer.message(2, (s) => {
-    s.hexBytes(1, span.context.traceId);
-    s.hexBytes(2, span.context.spanId);
-    if (span.context.traceState !== undefined) s.string(3, span.context.traceState);
-    if (span.parentSpanId !== undefined) s.hexBytes(4, span.parentSpanId);
-    s.string(5, span.name);
-    s.int(6, OTLP_SPAN_KIND[span.kind]);
-    s.fixed64(7, unixNanos(span.startMs));
-    s.fixed64(8, unixNanos(span.endMs));
-    writeAttributes(s, 9, span.attributes);
-    for (const link of span.links) writeLink(s, link);
-    s.message(15, (status) => {
-      if (span.status.code === 'error' && span.status.message) status.string(2, span.status.message);
-      status.int(3, OTLP_STATUS_CODE[span.status.code]);
-    });
-  });
+function writeSpan(w: ProtobufWriter, span: FinishedSpan): void {
+  const start = w.begin(2);
+  w.hexBytes(1, span.context.traceId);
+  w.hexBytes(2, span.context.spanId);
+  if (span.context.traceState !== undefined) w.string(3, span.context.traceState);
+  if (span.parentSpanId !== undefined) w.hexBytes(4, span.parentSpanId);
+  w.string(5, span.name);
+  w.int(6, OTLP_SPAN_KIND[span.kind]);
+  w.fixed64(7, unixNanos(span.startMs));
+  w.fixed64(8, unixNanos(span.endMs));
+  writeAttributes(w, 9, span.attributes);
+  for (const link of span.links) writeLink(w, link);
+  const status = w.begin(15);
+  if (span.status.code === 'error' && span.status.message) w.string(2, span.status.message);
+  w.int(3, OTLP_STATUS_CODE[span.status.code]);
+  w.end(status);
+  w.end(start);
 }
 
 /** The request body: one ResourceSpans (the service) with one ScopeSpans holding every span. */
 export function encodeOtlpProtobuf(spans: readonly FinishedSpan[], source: ExportSource): Uint8Array<ArrayBuffer> {
-  const request = new ProtobufWriter();
-  request.message(1, (resourceSpans) => {
-    resourceSpans.message(1, (resource) => writeAttributes(resource, 1, { 'service.name': source.serviceName }));
-    resourceSpans.message(2, (scopeSpans) => {
-      scopeSpans.message(1, (scope) => scope.string(1, source.scopeName));
-      for (const span of spans) writeSpan(scopeSpans, span);
-    });
-  });
-  return request.finish();
+  const w = new ProtobufWriter();
+  const resourceSpans = w.begin(1);
+  const resource = w.begin(1);
+  writeAttributes(w, 1, { 'service.name': source.serviceName });
+  w.end(resource);
+  const scopeSpans = w.begin(2);
+  const scope = w.begin(1);
+  w.string(1, source.scopeName);
+  w.end(scope);
+  for (const span of spans) writeSpan(w, span);
+  w.end(scopeSpans);
+  w.end(resourceSpans);
+  return w.finish();
 }

@@ -1,5 +1,5 @@
 // The little of the protocol buffers wire format an OTLP export request needs: varints, fixed64, doubles,
-// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding").
+// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding"), written into one growing buffer.
 
 const VARINT = 0;
 const FIXED64 = 1;
@@ -7,67 +7,119 @@ const LENGTH_DELIMITED = 2;
 
 const utf8 = new TextEncoder();
 
-/** Writes one message's fields in order; a nested message is written into a writer of its own first. */
+const varintSize = (value: number) => {
+  let size = 1;
+  for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
+  return size;
+};
+
+/**
+ * Writes a message's fields in order. A nested message is opened with {@link begin} and closed with {@link end},
+ * which slides its content over to make room for its length: no writer, array or closure per message.
+ */
 export class ProtobufWriter {
-  private readonly bytes: number[] = [];
+  private buffer = new Uint8Array(1024);
+  private position = 0;
+
+  private room(bytes: number): void {
+    if (this.position + bytes <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.position + bytes));
+    grown.set(this.buffer.subarray(0, this.position));
+    this.buffer = grown;
+  }
+
+  private byte(value: number): void {
+    this.buffer[this.position++] = value;
+  }
+
+  /** A non-negative whole number below 2^53 (lengths, tags, enums, most int64 values). */
+  private varint(value: number): void {
+    this.room(10);
+    let rest = value;
+    while (rest >= 0x80) {
+      this.byte((rest % 0x80) | 0x80);
+      rest = Math.floor(rest / 0x80);
+    }
+    this.byte(rest);
+  }
 
   private tag(field: number, wireType: number): void {
-    this.varint(BigInt((field << 3) | wireType));
+    this.varint((field << 3) | wireType);
   }
 
-  private varint(value: bigint): void {
-    let rest = BigInt.asUintN(64, value);
+  /** An `int64`, `uint32`, `bool` or enum field; a negative int64 takes ten bytes, as two's complement. */
+  int(field: number, value: number | boolean): void {
+    this.tag(field, VARINT);
+    const n = Number(value);
+    if (n >= 0 && n <= Number.MAX_SAFE_INTEGER) return this.varint(n);
+    this.room(10);
+    let rest = BigInt.asUintN(64, BigInt(n));
     while (rest >= 0x80n) {
-      this.bytes.push(Number(rest & 0x7fn) | 0x80);
+      this.byte(Number(rest & 0x7fn) | 0x80);
       rest >>= 7n;
     }
-    this.bytes.push(Number(rest));
+    this.byte(Number(rest));
   }
 
-  private delimited(field: number, content: ArrayLike<number>): void {
-    this.tag(field, LENGTH_DELIMITED);
-    this.varint(BigInt(content.length));
-    for (let i = 0; i < content.length; i++) this.bytes.push(content[i]!);
-  }
-
-  /** An `int64`, `uint32`, `bool` or enum field (zero included: the caller leaves out defaults it need not send). */
-  int(field: number, value: bigint | number | boolean): void {
-    this.tag(field, VARINT);
-    this.varint(BigInt(value));
-  }
-
+  /** A `fixed64`: little-endian, eight bytes. */
   fixed64(field: number, value: bigint): void {
     this.tag(field, FIXED64);
-    const view = new DataView(new ArrayBuffer(8));
-    view.setBigUint64(0, BigInt.asUintN(64, value), true);
-    this.bytes.push(...new Uint8Array(view.buffer));
+    this.room(8);
+    new DataView(this.buffer.buffer).setBigUint64(this.position, BigInt.asUintN(64, value), true);
+    this.position += 8;
   }
 
   double(field: number, value: number): void {
     this.tag(field, FIXED64);
-    const view = new DataView(new ArrayBuffer(8));
-    view.setFloat64(0, value, true);
-    this.bytes.push(...new Uint8Array(view.buffer));
+    this.room(8);
+    new DataView(this.buffer.buffer).setFloat64(this.position, value, true);
+    this.position += 8;
   }
 
   string(field: number, value: string): void {
-    this.delimited(field, utf8.encode(value));
+    this.tag(field, LENGTH_DELIMITED);
+    // ASCII (nearly every name and attribute) is its own UTF-8: written directly, unless a character says otherwise.
+    const start = this.position;
+    this.varint(value.length);
+    this.room(value.length);
+    let i = 0;
+    while (i < value.length && value.charCodeAt(i) < 0x80) this.byte(value.charCodeAt(i++));
+    if (i === value.length) return;
+    this.position = start;
+    const encoded = utf8.encode(value);
+    this.varint(encoded.length);
+    this.room(encoded.length);
+    this.buffer.set(encoded, this.position);
+    this.position += encoded.length;
   }
 
   /** A `bytes` field given as hex digits (trace and span ids). */
   hexBytes(field: number, hex: string): void {
-    const content: number[] = [];
-    for (let i = 0; i < hex.length; i += 2) content.push(parseInt(hex.slice(i, i + 2), 16));
-    this.delimited(field, content);
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(hex.length / 2);
+    this.room(hex.length / 2);
+    for (let i = 0; i < hex.length; i += 2) this.byte(parseInt(hex.slice(i, i + 2), 16));
   }
 
-  message(field: number, write: (writer: ProtobufWriter) => void): void {
-    const inner = new ProtobufWriter();
-    write(inner);
-    this.delimited(field, inner.bytes);
+  /** Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. */
+  begin(field: number): number {
+    this.tag(field, LENGTH_DELIMITED);
+    return this.position;
+  }
+
+  /** Closes the nested message opened at `start`: its length goes before its content. */
+  end(start: number): void {
+    const length = this.position - start;
+    const size = varintSize(length);
+    this.room(size);
+    this.buffer.copyWithin(start + size, start, this.position);
+    const end = this.position + size;
+    this.position = start;
+    this.varint(length);
+    this.position = end;
   }
 
   finish(): Uint8Array<ArrayBuffer> {
-    return Uint8Array.from(this.bytes);
+    return this.buffer.slice(0, this.position);
   }
 }

@@ -79,5 +79,12 @@ export function incomingContext(
   tracestate: string | null | undefined,
 ): SpanContext | undefined {
   const parent = parseTraceparent(traceparent);
-  return parent === undefined ? undefined : { ...parent, traceState: parseTracestate(tracestate) };
+  if (parent === undefined) return undefined;
+  // Built field by field: an object spread here cost more than the parse itself.
+  return {
+    traceId: parent.traceId,
+    spanId: parent.spanId,
+    sampled: parent.sampled,
+    traceState: parseTracestate(tracestate),
+  };
 }

@@ -107,6 +107,27 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
   });
 });
 
+describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s, values of every kind', (protocol) => {
+  it('sends a batch larger than the encoder starts with, non-ASCII text and negative whole numbers intact', async () => {
+    receiver.requests.length = 0;
+    const tracing = createTracing(
+      tracingConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol }),
+      runtime,
+    );
+    for (let i = 0; i < 200; i++) {
+      const span = tracing.tracer.startSpan(`Zürich ${i} ✓`, undefined);
+      span.setAttribute('offset', -i);
+      span.setAttribute('ratio', i / 7);
+      span.end();
+    }
+    await tracing.flush();
+    const spans = receiver.spans();
+    expect(spans).toHaveLength(200);
+    expect(spans[199]).toMatchObject({ name: 'Zürich 199 ✓', attributes: { offset: -199, ratio: 199 / 7 } });
+    expect(receiver.requests.length).toBe(1);
+  });
+});
+
 describe('the receiver', () => {
   it('refuses a JSON body with a field the proto files do not define, and a protobuf body that is not one', async () => {
     const post = (contentType: string, body: string) =>

@@ -1,10 +1,11 @@
 // The OTEL_TRACES_SAMPLER samplers: which traces they record, and that the parent-based ones follow the caller.
 import { describe, expect, it } from 'vitest';
 import { shouldSample, traceIdInRatio } from '../../../src/observability/tracing/sampler.js';
-import { newTraceId } from '../../../src/observability/tracing/trace-ids.js';
+import { RandomIds } from '../../../src/observability/tracing/trace-ids.js';
 
 describe('samplers', () => {
-  const ids = Array.from({ length: 20_000 }, () => newTraceId());
+  const random = new RandomIds();
+  const ids = Array.from({ length: 20_000 }, () => random.traceId());
 
   it('traceidratio records about its share of random trace ids, the same way every time', () => {
     const share = ids.filter((id) => traceIdInRatio(id, 0.25)).length / ids.length;

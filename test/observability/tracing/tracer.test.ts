@@ -10,6 +10,7 @@ import {
   type IncomingRequest,
 } from '../../../src/observability/tracing/http-spans.js';
 import type { FinishedSpan, SpanSink } from '../../../src/observability/tracing/span.js';
+import { RandomIds } from '../../../src/observability/tracing/trace-ids.js';
 import { createTracer, disabledTracer } from '../../../src/observability/tracing/tracer.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -155,6 +156,21 @@ describe('tracer', () => {
       links: [{ context: fill.context, attributes: { reason: 'coalesced' } }],
     });
     expect(sink.spans[0]!.attributes['late']).toBeUndefined();
+  });
+});
+
+describe('ids', () => {
+  it('draws no randomness until the first id, then cuts well-formed, distinct ids from a refilled pool', () => {
+    const draw = vi.spyOn(crypto, 'getRandomValues');
+    const ids = new RandomIds();
+    expect(draw).not.toHaveBeenCalled();
+    const traceIds = Array.from({ length: 1_000 }, () => ids.traceId());
+    const spanIds = Array.from({ length: 1_000 }, () => ids.spanId());
+    expect(traceIds.every((id) => /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id))).toBe(true);
+    expect(spanIds.every((id) => /^[0-9a-f]{16}$/.test(id) && !/^0+$/.test(id))).toBe(true);
+    expect(new Set([...traceIds, ...spanIds]).size).toBe(2_000);
+    // 24,000 bytes from a pool of 4096: six fills, not one call per id.
+    expect(draw).toHaveBeenCalledTimes(6);
   });
 });
 
