@@ -300,7 +300,7 @@ describe('metrics protection', () => {
   }
 
   it('serves /metrics on its own port by default (9464), away from the API port', () => {
-    expect(parseConfig({}).metrics).toEqual({ port: 9464, token: undefined });
+    expect(parseConfig({}).metrics).toEqual({ port: 9464, host: '127.0.0.1', token: undefined });
   });
 
   it('does not show client ids to an anonymous caller of the API port when METRICS_PORT is set (the default)', async () => {
