@@ -39,7 +39,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use(requestId());
   app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
   // Before any route: a bad Host, an unwanted body, two Authorization fields, `/console/../x` (which must not reach `/x`).
-  app.use(requestRules({ takesBody: bodyByMethod }, services.requestTarget));
+  app.use(requestRules({ takesBody: bodyByMethod, boundOf: bodyBoundOf(services.config) }, services.requestTarget));
   // Before any route reads a body: an oversized one is refused, never buffered.
   app.use(requestBodyLimit(bodyBoundOf(services.config)));
 

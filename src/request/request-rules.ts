@@ -26,12 +26,7 @@ export type TakesBody = (method: string) => boolean;
 export const bodyByMethod: TakesBody = (method) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 
 /** Whether a request to a route taking no body declares one over {@link NO_BODY_MAX_BYTES}, or any Transfer-Encoding. */
-export function declaresUnwantedBody(
-  takesBody: boolean,
-  contentLength: string | undefined,
-  transferEncoding: string | undefined,
-): boolean {
-  if (takesBody) return false;
+function declaresUnwantedBody(contentLength: string | undefined, transferEncoding: string | undefined): boolean {
   if (transferEncoding !== undefined) return true;
   if (contentLength === undefined) return false;
   // A malformed length is refused too: it cannot be shown to be small.
@@ -84,7 +79,29 @@ export function leavesConsole(target: string): boolean {
 export interface RequestRules {
   /** Whether the route of a method takes a body (the API listener: {@link bodyByMethod}). */
   takesBody: TakesBody;
+  /** The largest body a route that takes one accepts, by path; a larger declared Content-Length is refused unread. */
+  boundOf: BodyBoundOf;
 }
+
+/** The path of a request target, origin-form or absolute-form, without its query. */
+const pathOf = (target: string): string => target.replace(ABSOLUTE_FORM, '').split(/[?#]/, 1)[0]!;
+
+/** The refusal of a body the route does not take, or larger than it takes: 413, the connection closed unread. */
+function bodyRefusal(parts: RequestParts, rules: RequestRules): GatewayError | undefined {
+  const length = parts.header('content-length');
+  if (rules.takesBody(parts.method)) {
+    if (length === undefined) return undefined;
+    const bound = rules.boundOf(pathOf(parts.target));
+    return Number(length) > bound ? tooLarge(tooLargeMessage(bound)) : undefined;
+  }
+  if (!declaresUnwantedBody(length, parts.header('transfer-encoding'))) return undefined;
+  return tooLarge(
+    `This route takes no request body; at most ${NO_BODY_MAX_BYTES} bytes are skipped, and never one with a Transfer-Encoding.`,
+  );
+}
+
+const tooLarge = (detail: string) =>
+  new GatewayError('payload_too_large', detail, { headers: { connection: 'close' } });
 
 /**
  * The refusal a request earns by its parts alone, before any route reads it, or undefined. `target` is the target as
@@ -95,18 +112,8 @@ export function requestRefusal(parts: RequestParts, rules: RequestRules): Gatewa
     return new GatewayError('bad_request', 'The Host header field is not a valid host.', {
       headers: { connection: 'close' },
     });
-  if (
-    declaresUnwantedBody(
-      rules.takesBody(parts.method),
-      parts.header('content-length'),
-      parts.header('transfer-encoding'),
-    )
-  )
-    return new GatewayError(
-      'payload_too_large',
-      `This route takes no request body; at most ${NO_BODY_MAX_BYTES} bytes are skipped, and never one with a Transfer-Encoding.`,
-      { headers: { connection: 'close' } },
-    );
+  const body = bodyRefusal(parts, rules);
+  if (body !== undefined) return body;
   // Two fields read as one, joined by ", ": no credential holds a comma, so which one was meant cannot be told.
   if (parts.header('authorization')?.includes(','))
     return new GatewayError('unauthorized', 'The Authorization header field must be given once.', {

@@ -145,13 +145,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
-    rules: { takesBody: bodyByMethod },
+    rules: { takesBody: bodyByMethod, boundOf: bodyBoundOf(config) },
     record: services.recordRequest,
     routeOf: routeOfApp(app),
   };
   const server = createListener(
     options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest),
-    { ...rules, http: config.http, maxConnections: config.http.maxConnections, boundOf: bodyBoundOf(config) },
+    { ...rules, http: config.http, maxConnections: config.http.maxConnections },
   );
   const metricsListener =
     config.metrics.port > 0

@@ -2,7 +2,6 @@
 // timeouts, a connection cap, and the request rules applied before anything reads the request.
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../../config.js';
-import type { BodyBoundOf } from '../../request/request-rules.js';
 import {
   answerClientErrors,
   answerExpectContinue,
@@ -14,8 +13,6 @@ import {
 export interface ListenerOptions extends NodeRulesOptions {
   http: Pick<Config['http'], 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>;
   maxConnections: number;
-  /** The body bound of a route that takes one (`Expect: 100-continue` is refused over it). */
-  boundOf: BodyBoundOf;
 }
 
 export function createListener(next: Listener, options: ListenerOptions): Server {
@@ -29,7 +26,7 @@ export function createListener(next: Listener, options: ListenerOptions): Server
     },
     withRequestRules(next, options),
   );
-  answerExpectContinue(server, next, options.boundOf, options);
+  answerExpectContinue(server, next, options);
   answerClientErrors(server, options.record);
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = options.maxConnections;

@@ -39,11 +39,10 @@ export function createMetricsServer(
 ): Server {
   const app = createMetricsApp(metrics, options.token);
   return createListener(getRequestListener(app.fetch), {
-    rules: { takesBody: () => false },
+    rules: { takesBody: () => false, boundOf: () => 0 },
     record: options.record,
     routeOf: (_method, path) => (path === METRICS_PATH ? METRICS_PATH : UNMATCHED_ROUTE),
     http: options.http,
     maxConnections: METRICS_MAX_CONNECTIONS,
-    boundOf: () => 0,
   });
 }

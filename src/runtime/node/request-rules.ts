@@ -8,7 +8,7 @@ import { GatewayError, problemAnswer, type ProblemAnswer } from '../../errors.js
 import type { RequestRecorder } from '../../observability/request-recorder.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
-import { requestRefusal, tooLargeMessage, type BodyBoundOf, type RequestRules } from '../../request/request-rules.js';
+import { requestRefusal, type RequestRules } from '../../request/request-rules.js';
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -91,20 +91,12 @@ export function withRequestRules(next: Listener, options: NodeRulesOptions): Lis
 }
 
 /**
- * `Expect: 100-continue`: a body that breaks the rules or is over its route's bound is refused before the
- * `100 Continue` that would invite the upload; otherwise the client gets the 100 and the request goes on.
+ * `Expect: 100-continue`: a body that breaks the rules (one the route does not take, or over its bound) is refused
+ * before the `100 Continue` that would invite the upload; otherwise the client gets the 100 and the request goes on.
  */
-export function answerExpectContinue(server: Server, next: Listener, boundOf: BodyBoundOf, options: NodeRulesOptions) {
+export function answerExpectContinue(server: Server, next: Listener, options: NodeRulesOptions) {
   const listener = withRequestRules(next, options);
   server.on('checkContinue', function checkContinue(req: IncomingMessage, res: ServerResponse) {
-    const bound = boundOf((req.url ?? '/').split('?', 1)[0]!);
-    if (Number(req.headers['content-length']) > bound) {
-      const refused = new GatewayError('payload_too_large', tooLargeMessage(bound), {
-        headers: { connection: 'close' },
-      });
-      answerRefusal(req, res, answerOf(refused, req), options);
-      return;
-    }
     if (requestRefusal(partsOf(req), options.rules) === undefined) res.writeContinue();
     listener(req, res);
   });
