@@ -3,7 +3,6 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { problemResponse } from '../errors.js';
-import { clientAddress } from '../limits/client-address.js';
 import { requestOf } from '../routes/request-of.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
 import type { Services } from '../services.js';
@@ -40,7 +39,7 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
 
 export type ConsoleServices = Pick<
   Services,
-  'config' | 'searches' | 'peerAddress' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'
+  'config' | 'searches' | 'peerAddress' | 'addressOf' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'
 >;
 
 /** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
@@ -116,11 +115,10 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
 }
 
 function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHandler<AppEnv> {
-  const { config, telemetry, consoleLimiter } = services;
+  const { telemetry, consoleLimiter } = services;
 
   return async function consoleGuard(c, next) {
     const requestId = c.get('requestId');
-    const address = clientAddress(services.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops);
     const kind = ROUTES.get(c.req.path);
     let response: Response | undefined;
 
@@ -166,7 +164,7 @@ function consoleGuard(services: ConsoleServices, provider: string): MiddlewareHa
     // shared store (each would otherwise cost a round trip to Redis or a Durable Object).
     // The search's own answers carry the state it took; a refusal before it (a phone) peeks at it.
     if (kind === 'search' && c.req.method === 'GET' && response !== undefined) {
-      const state = await consoleLimiter.peek(address);
+      const state = await consoleLimiter.peek(services.addressOf(c));
       for (const [name, value] of Object.entries(consoleLimiter.fields.headers(state))) headers.set(name, value);
     }
     headers.set('content-security-policy', CONTENT_SECURITY_POLICY);
