@@ -8,7 +8,8 @@ import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemFor } from '../errors.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
-import type { SearchAsk, SearchOutcome, SearchRefused, SearchUseCase } from '../search/search-use-case.js';
+import type { SearchAsk, SearchOutcome, SearchRefused } from '../search/search-outcome.js';
+import type { SearchUseCase } from '../search/search-use-case.js';
 import { requestOf } from './request-of.js';
 
 export const BATCH_ROUTE = '/v2/contacts/search/batch';

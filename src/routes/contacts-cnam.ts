@@ -8,7 +8,7 @@ import { createCallerNameOf, type CallerNameOf } from '../cnam/caller-name.js';
 import type { ErrorCode } from '../errors.js';
 import type { Services } from '../services.js';
 import { cacheFields, PRIVATE_ANSWER } from '../search/search-contract.js';
-import type { SearchOutcome } from '../search/search-use-case.js';
+import type { SearchOutcome } from '../search/search-outcome.js';
 import { requestOf } from './request-of.js';
 import { UPSTREAM_BODY } from '../upstream/search-client.js';
 

@@ -6,7 +6,8 @@ import { problemAnswer, type ProblemAnswer } from '../errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import type { LookupNote } from '../observability/request-recorder.js';
 import { requestIdOf, type RequestParts } from '../request/request-parts.js';
-import type { SearchOutcome, SearchUseCase } from './search-use-case.js';
+import type { SearchOutcome } from './search-outcome.js';
+import type { SearchUseCase } from './search-use-case.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
 

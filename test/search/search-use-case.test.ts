@@ -2,7 +2,7 @@
 // services a real gateway builds (in front of the simulator over a real socket).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestParts } from '../../src/request/request-parts.js';
-import type { SearchOutcome } from '../../src/search/search-use-case.js';
+import type { SearchOutcome } from '../../src/search/search-outcome.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const request = (authorization?: string): RequestParts => ({
