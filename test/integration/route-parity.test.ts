@@ -10,7 +10,7 @@ import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
 import { captureLogger } from '../helpers/recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
 import { wranglerPresent } from '../helpers/wrangler-dev.js';
-import { startWorkerdServe, type WorkerdServe } from '../helpers/workerd-serve.js';
+import { startWorkerdLike, type WorkerdServe } from '../helpers/workerd-serve.js';
 
 interface Route {
   method: 'GET' | 'POST';
@@ -233,11 +233,7 @@ describe('every route and door refuses odd requests alike', () => {
     inProcess = await startNodeGateway(env, { logger: captureLogger() });
     doors.push(socketDoor("Node's server", socket.url), inProcessDoor(inProcess));
     if (wranglerPresent()) {
-      const vars = Object.entries(env).filter(([name, value]) => !['PORT', 'HOST'].includes(name) && value);
-      worker = await startWorkerdServe({
-        ...(Object.fromEntries(vars) as Record<string, string>),
-        LOG_LEVEL: 'silent',
-      });
+      worker = await startWorkerdLike(env);
       doors.push(socketDoor('the Worker in workerd', worker.url));
     }
     token = await loginAt(socket.url, 'crm', CLIENTS.crm);
