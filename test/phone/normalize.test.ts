@@ -50,7 +50,6 @@ describe('number normalisation', () => {
   });
 
   it.each([
-    ['empty', ''],
     ['blank', '   '],
     ['letters', 'abc'],
     ['vanity letters', '0800 FLOWERS'],
@@ -79,6 +78,11 @@ describe('number normalisation', () => {
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.code).toBe('bad_request');
     expect(err.message).toBe('The query parameter "what" is required.');
+  });
+
+  it('refuses an empty value (`what=`) as a missing one: a bad request (400)', () => {
+    expect(() => gb.normalize('')).toThrow(expect.objectContaining({ code: 'bad_request', status: 400 }));
+    expect(() => gb.normalize('')).toThrow('The value of "what" is empty.');
   });
 
   it('gives the same answer for a spelling it has seen before (memoised)', () => {
