@@ -174,7 +174,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
     : null;
   logger.info(
-    { event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null },
+    {
+      event: 'start',
+      port,
+      metricsPort: metricsServer?.port ?? port,
+      docs: config.docs.enabled ? `${url}/docs` : false,
+      demo: demo !== null,
+    },
     'gateway listening',
   );
   if (!metricsServer && config.metrics.token === undefined) {
