@@ -22,6 +22,7 @@ const ALONE = [
   'test/integration/console-redis.test.ts',
   'test/integration/deadline.test.ts',
   'test/integration/slow-clients.test.ts',
+  'test/integration/metrics-listener.test.ts',
   'test/integration/fair-share.test.ts',
   'test/integration/ops-shutdown.test.ts',
   'test/runtime/node/log-*.test.ts',
