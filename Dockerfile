@@ -32,6 +32,7 @@ RUN apt-get update \
 ENV NODE_ENV=production \
     PORT=8080 \
     METRICS_PORT=9464 \
+    METRICS_HOST=0.0.0.0 \
     HOST=0.0.0.0
 WORKDIR /app
 # Owned by root and writable by root only: the app's user (node) reads its code but cannot change it. The files

@@ -3,6 +3,12 @@
 
 /** Name → the commit and what that build is. */
 export const BASELINES = {
+  'before-search-use-case': {
+    commit: '3c31d37',
+    what:
+      'the last build before CNAM, batch and the console render one search use case and every listener applies ' +
+      'one set of request rules',
+  },
   'before-search-contract': {
     commit: '51ce6bd',
     what: 'the last build before the search is rewritten as one runtime-neutral contract behind two doors',
@@ -16,7 +22,7 @@ export const BASELINES = {
 };
 
 /** The baseline `npm run bench`, `npm run bench:before-after` and `npm run bench:instructions` compare against. */
-export const DEFAULT_BASELINE = 'before-search-contract';
+export const DEFAULT_BASELINE = 'before-search-use-case';
 
 /** The commit a baseline name stands for (any other ref passes through). */
 export const baselineRef = (name) => BASELINES[name]?.commit ?? name;

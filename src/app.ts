@@ -2,13 +2,15 @@
 import { Hono } from 'hono';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { AppEnv } from './app-env.js';
-import { consoleRoutes, consoleTraversalGuard } from './console/console-routes.js';
+import { consoleRoutes } from './console/console-routes.js';
 import { docsRoutes } from './docs/docs-routes.js';
 import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
 import { requestId } from './middleware/request-id.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
-import type { BodyBoundOf } from './request/request-parts.js';
+import { bodyByMethod, type BodyBoundOf } from './request/request-rules.js';
+import { requestRules } from './middleware/request-rules.js';
+import { UNMATCHED_ROUTE } from './observability/telemetry.js';
 import { adminCacheRoutes } from './routes/admin-cache.js';
 import { adminUsageRoutes } from './routes/admin-usage.js';
 import { BATCH_ROUTE, batchBodyBytes, contactsBatchRoutes } from './routes/contacts-batch.js';
@@ -36,8 +38,8 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.use(requestId());
   app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
-  // Before any route: `/console/../x` must not reach `/x` (routes answer in the order they are registered).
-  app.use(consoleTraversalGuard(services));
+  // Before any route: a bad Host, an unwanted body, two Authorization fields, `/console/../x` (which must not reach `/x`).
+  app.use(requestRules({ takesBody: bodyByMethod, boundOf: bodyBoundOf(services.config) }, services.requestTarget));
   // Before any route reads a body: an oversized one is refused, never buffered.
   app.use(requestBodyLimit(bodyBoundOf(services.config)));
 
@@ -76,6 +78,12 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.onError((err, c) => errorResponse(err, c.get('requestId') ?? crypto.randomUUID(), logger));
 
   return app;
+}
+
+/** The route template of a method and path among the app's routes, for answers given before the app saw a request. */
+export function routeOfApp(app: GatewayApp): (method: string, path: string) => string {
+  const resolve = routeResolver(() => app.routes);
+  return (method, path) => resolve(method, path) ?? UNMATCHED_ROUTE;
 }
 
 /** The app of the separate metrics port (METRICS_PORT, Node): GET /metrics and nothing else. */

@@ -360,6 +360,8 @@ const SETTINGS = {
     // On a listener of its own by default (9464, OpenTelemetry's Prometheus port): its labels name every client id,
     // which no anonymous caller of the API port should learn. 0: on the API port.
     port: setting('METRICS_PORT', int(0, 65535, 9464)),
+    // Loopback by default, as OpenTelemetry's Prometheus exporter: a container or a pod sets 0.0.0.0 to be scraped.
+    host: setting('METRICS_HOST', textOr('127.0.0.1')),
   },
   shutdownTimeoutSeconds: setting('SHUTDOWN_TIMEOUT_SECONDS', int(0, 600, 10)),
   /** Bounds an outsider can push against (docs/security.md). */

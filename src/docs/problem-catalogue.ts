@@ -42,6 +42,10 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     action: 'Use one of the methods the `Allow` header lists.',
     headers: '`Allow`',
   },
+  request_timeout: {
+    when: 'The client did not send its header fields within `HTTP_HEADERS_TIMEOUT_SECONDS`, or its whole request within `HTTP_REQUEST_TIMEOUT_SECONDS`; the connection is closed.',
+    action: 'Send the request at once; a client that trickles its request is cut.',
+  },
   payload_too_large: {
     when: 'The request body is larger than `REQUEST_MAX_BODY_BYTES`; it is not read, and the connection is closed.',
     action: 'Send a smaller body: a token request is three short form fields.',
@@ -55,6 +59,10 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     when: 'Too many requests: a registered client over `CLIENT_RATE_PER_MINUTE`, the console over its per-address or total limit, or too many failed logins for a client id or from an address (`LOGIN_FAILURES_*`; then `error` is `temporarily_unavailable`).',
     action: 'Wait `Retry-After` seconds; on searches the `RateLimit` field says how much is left.',
     headers: '`Retry-After`, and on searches `RateLimit` and `RateLimit-Policy`',
+  },
+  header_fields_too_large: {
+    when: 'The request header fields are larger than 16 KiB in all; the connection is closed.',
+    action: 'Send fewer or shorter header fields: a search needs `Authorization` and little else.',
   },
   internal: {
     when: 'A bug in the gateway. No internals are shown.',

@@ -1,16 +1,11 @@
 // Bounds every request body before any route, authentication included: REQUEST_MAX_BODY_BYTES, or a route's
-// own larger bound (the batch search), and next to nothing on a route that takes no body (request/request-parts.ts).
+// own larger bound (the batch search); a route that takes no body refused one already (request/request-rules.ts).
 // A body nobody will read is never drained: the answer closes the connection.
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env.js';
 import { problemResponse } from '../errors.js';
-import {
-  declaresUnwantedBody,
-  tooLargeMessage,
-  unwantedBodyAnswer,
-  type BodyBoundOf,
-} from '../request/request-parts.js';
+import { tooLargeMessage, type BodyBoundOf } from '../request/request-rules.js';
 
 /** A body is declared by Content-Length (non-zero) or by Transfer-Encoding. */
 function declaresBody(headers: { get(name: string): string | null | undefined }): boolean {
@@ -42,10 +37,6 @@ export function requestBodyLimit(boundOf: BodyBoundOf): MiddlewareHandler<AppEnv
   };
   return async function requestBodyLimit(c, next) {
     const { method } = c.req;
-    if (declaresUnwantedBody(method, c.req.header('content-length'), c.req.header('transfer-encoding'))) {
-      const { status, headers, body } = unwantedBodyAnswer(c.get('requestId'));
-      return new Response(body, { status, headers });
-    }
     // A route without a body reads none; skipping it keeps the lazy Request of the Node adapter lazy.
     if (method === 'GET' || method === 'HEAD' || !declaresBody(c.req.raw.headers)) return next();
     const refused = await limitOf(boundOf(c.req.path))(c, next);

@@ -13,7 +13,8 @@ import { GatewayError } from '../errors.js';
 
 export interface NumberNormalizer {
   /**
-   * The E.164 form of `raw`; throws GatewayError('invalid_number') otherwise, whose detail names `source`
+   * The E.164 form of `raw`; throws GatewayError('bad_request') when it is missing or empty and
+   * GatewayError('invalid_number') when it is no possible number, whose detail names `source`
    * (default: the `what` query parameter; the purge route passes its path).
    */
   normalize(raw: string | undefined, source?: string): string;
@@ -124,8 +125,13 @@ export function createNumberNormalizer(options: NormalizerOptions): NumberNormal
       return e164 === INVALID ? undefined : e164;
     },
     normalize(raw, source = 'The value of "what"') {
-      // Missing is not an impossible number: a plain bad request, as its title says.
-      if (raw === undefined) throw new GatewayError('bad_request', 'The query parameter "what" is required.');
+      // Missing or empty (`what=`) is not an impossible number: a plain bad request, as its title says.
+      if (raw === undefined || raw === '') {
+        throw new GatewayError(
+          'bad_request',
+          raw === undefined ? 'The query parameter "what" is required.' : `${source} is empty.`,
+        );
+      }
       // Over-long input is refused before it can occupy the memo.
       let e164 = raw.length > MAX_LENGTH ? INVALID : memo.get(raw);
       if (e164 === undefined) {

@@ -1,17 +1,16 @@
 // POST /v2/contacts/search/batch {"numbers": [...]}: many searches in one request for CRMs (docs/pbx.md).
-// Each distinct number goes through the same cache, coalescing, rate, quota and concurrency bound as a single
-// search; spellings of one number are looked up once; one deadline bounds the whole batch.
+// Each distinct number is one search of the search use case (search/search-use-case.ts), as a single search would
+// be: the client's rate, the cache, coalescing, quota and concurrency bound; spellings of one number are searched
+// once; one deadline bounds the whole batch.
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError, problemFor } from '../errors.js';
-import { searchResultOf } from '../search/search-contract.js';
-import type { LookupResult } from '../lookup/lookup-service.js';
-import { clientAuth } from '../middleware/client-auth.js';
-import type { RateLimitState } from '../limits/headers.js';
 import type { Services } from '../services.js';
 import { PRIVATE_ANSWER } from '../search/search-contract.js';
-import { lookupDeadline } from '../request/request-parts.js';
+import type { SearchAsk, SearchOutcome, SearchRefused } from '../search/search-outcome.js';
+import type { SearchUseCase } from '../search/search-use-case.js';
+import { requestOf } from './request-of.js';
 
 export const BATCH_ROUTE = '/v2/contacts/search/batch';
 
@@ -22,8 +21,6 @@ const BYTES_PER_NUMBER = 64;
 export function batchBodyBytes(config: Pick<Services['config'], 'http' | 'batch'>): number {
   return Math.max(config.http.maxBodyBytes, 1024 + config.batch.maxNumbers * BYTES_PER_NUMBER);
 }
-
-type Outcome = { found: LookupResult } | { failed: GatewayError };
 
 /** The `numbers` of a batch body; a GatewayError (400, 413) for anything else. */
 export function readNumbers(text: string, max: number): string[] {
@@ -49,112 +46,100 @@ export function readNumbers(text: string, max: number): string[] {
   return numbers as string[];
 }
 
-function itemJson(what: string, e164: string | null, outcome: Outcome, requestId: string): string {
-  const head = `{"what":${JSON.stringify(what)},"e164":${e164 === null ? 'null' : JSON.stringify(e164)}`;
+/** One item of the batch's answer: the upstream's JSON as the single search passes it through, or the problem. */
+function itemJson(what: string, outcome: SearchOutcome, requestId: string): string {
+  const e164 = outcome.lookup?.e164;
+  const head = `{"what":${JSON.stringify(what)},"e164":${e164 === undefined ? 'null' : JSON.stringify(e164)}`;
   if ('found' in outcome) {
     const { found } = outcome;
     // The upstream's JSON (vouched for when it arrived) goes in unparsed, as the single search passes it through.
     return `${head},"status":200,"cacheStatus":${JSON.stringify(found.cacheStatus ?? null)},"body":${found.body}}`;
   }
-  const err = outcome.failed;
+  const err = outcome.refused;
   const cacheStatus = err.headers['cache-status'];
   const problem = { ...err.extensions, ...problemFor(err.code, err.message, requestId) };
   return `${head},"status":${err.status}${cacheStatus === undefined ? '' : `,"cacheStatus":${JSON.stringify(cacheStatus)}`},"problem":${JSON.stringify(problem)}}`;
 }
 
-export function contactsBatchRoutes(
-  services: Pick<Services, 'config' | 'normalizer' | 'lookup' | 'guard' | 'authenticateClient' | 'addressOf'>,
-): Hono<AppEnv> {
-  const { config, normalizer, lookup, guard } = services;
+/** The batch's header fields: JSON, private, the caller's rate after its last search, the wait applied. */
+function batchHeaders(outcomes: readonly SearchOutcome[]): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
+  const last = outcomes.findLast((o) => o.rateHeaders !== undefined);
+  if (last?.preferenceApplied !== undefined) headers['preference-applied'] = last.preferenceApplied;
+  if (last?.rateHeaders !== undefined) Object.assign(headers, last.rateHeaders);
+  return headers;
+}
+
+type Searched =
+  | { outcomes: Map<string, SearchOutcome | Promise<SearchOutcome>>; refusedWhole?: undefined }
+  | { refusedWhole: SearchRefused };
+
+/**
+ * Searches each distinct number once, in order, as the client's searches (spellings of one number are one search; a
+ * spelling that is no possible number is refused without one). When the client's rate allows not even the first,
+ * the batch is refused whole and nothing more is searched. Keyed by the spelling as written.
+ */
+function searchEach(
+  searches: SearchUseCase,
+  client: string,
+  numbers: readonly string[],
+  ask: Omit<SearchAsk, 'what'>,
+): Searched {
+  const asker = { kind: 'client', client } as const;
+  const byNumber = new Map<string, SearchOutcome | Promise<SearchOutcome>>();
+  const outcomes = new Map<string, SearchOutcome | Promise<SearchOutcome>>();
+  for (const what of numbers) {
+    if (outcomes.has(what)) continue;
+    const number = searches.numberOf(what);
+    if ('refused' in number) {
+      outcomes.set(what, notANumber(number.refused));
+      continue;
+    }
+    let outcome = byNumber.get(number.e164);
+    if (outcome === undefined) {
+      outcome = searches.search(asker, { ...ask, what: number.e164 });
+      if (byNumber.size === 0 && !(outcome instanceof Promise) && 'refused' in outcome && outcome.step === 'rate')
+        return { refusedWhole: outcome };
+      byNumber.set(number.e164, outcome);
+    }
+    outcomes.set(what, outcome);
+  }
+  return { outcomes };
+}
+
+/** A batch item that is no possible number: refused before any search, counted nowhere. */
+const notANumber = (refused: GatewayError): SearchRefused => ({
+  refused,
+  step: 'number',
+  caller: undefined,
+  rateHeaders: undefined,
+  lookup: undefined,
+  preferenceApplied: undefined,
+});
+
+export function contactsBatchRoutes(services: Pick<Services, 'config' | 'searches' | 'peerAddress'>): Hono<AppEnv> {
+  const { config, searches, peerAddress } = services;
   const max = config.batch.maxNumbers;
-  const upstreamTimeoutMs = config.upstream?.timeoutMs ?? config.lookupDeadlineMs;
   const app = new Hono<AppEnv>();
 
-  app.post(
-    BATCH_ROUTE,
-    routeDocs.batch,
-    clientAuth(services.authenticateClient, services.addressOf),
-    async (c: Context<AppEnv>) => {
-      const numbers = readNumbers(await c.req.text(), max);
-      const client = c.get('clientId');
-      if (numbers.length > 0 && !guard.rate.allows(client)) {
-        // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
-        const { state } = guard.rate.take(client);
-        guard.countSearch(client, 'rate_limited');
-        throw new GatewayError(
-          'too_many_requests',
-          `This client made more than ${state.limit} searches this minute; try again in ${state.resetSeconds} s.`,
-          {
-            headers: { ...guard.rate.fields.headers(state), 'retry-after': String(state.resetSeconds) },
-          },
-        );
-      }
-      const deadline = lookupDeadline(c.req.header('prefer'), config.lookupDeadlineMs, upstreamTimeoutMs);
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
-      if (deadline.applied !== undefined) headers['preference-applied'] = deadline.applied;
-
-      // The client rate counts each distinct number once (a lookup), as if it were a single search.
-      let rate: RateLimitState | undefined;
-      const lookups = new Map<string, Promise<Outcome>>();
-      const e164s = numbers.map((what): string | GatewayError => {
-        let e164: string;
-        try {
-          e164 = normalizer.normalize(what);
-        } catch (err) {
-          return err instanceof GatewayError
-            ? err
-            : new GatewayError('invalid_number', 'Not a possible telephone number.');
-        }
-        if (!lookups.has(e164)) {
-          const taken = guard.rate.take(client);
-          rate = taken.state;
-          if (!taken.allowed) {
-            const retryAfter = String(taken.state.resetSeconds);
-            lookups.set(
-              e164,
-              Promise.resolve({
-                failed: new GatewayError(
-                  'too_many_requests',
-                  `This client made more than ${taken.state.limit} searches this minute; try again in ${retryAfter} s.`,
-                  { headers: { 'retry-after': retryAfter } },
-                ),
-              }),
-            );
-          } else {
-            lookups.set(
-              e164,
-              lookup.lookup(e164, { client }, { deadlineMs: deadline.ms }).then(
-                (found): Outcome => ({ found }),
-                (err: unknown): Outcome => ({
-                  failed:
-                    err instanceof GatewayError
-                      ? err
-                      : new GatewayError('internal', 'This number could not be looked up; please contact support.'),
-                }),
-              ),
-            );
-          }
-        }
-        return e164;
-      });
-      if (rate !== undefined) Object.assign(headers, guard.rate.fields.headers(rate));
-      // Every lookup settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
-      const outcomes = new Map<string, Outcome>();
-      await Promise.all([...lookups].map(async ([e164, pending]) => outcomes.set(e164, await pending)));
-
-      const requestId = c.get('requestId');
-      const items = numbers.map((what, i) => {
-        const e164 = e164s[i]!;
-        if (e164 instanceof GatewayError) return itemJson(what, null, { failed: e164 }, requestId);
-        return itemJson(what, e164, outcomes.get(e164)!, requestId);
-      });
-      for (const outcome of outcomes.values()) {
-        if ('found' in outcome) guard.countSearch(client, outcome.found.cache ?? 'miss');
-        else guard.countSearch(client, searchResultOf(outcome.failed.status, undefined, outcome.failed));
-      }
-      return c.body(`{"results":[${items.join(',')}]}`, 200, headers);
-    },
-  );
+  app.post(BATCH_ROUTE, routeDocs.batch, async (c: Context<AppEnv>) => {
+    const who = await searches.identify(requestOf(c, peerAddress));
+    if ('refused' in who) throw who.refused;
+    c.set('clientId', who.client);
+    const numbers = readNumbers(await c.req.text(), max);
+    const requestId = c.get('requestId');
+    const searched = searchEach(searches, who.client, numbers, { prefer: c.req.header('prefer'), requestId });
+    // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
+    if (searched.refusedWhole !== undefined) {
+      const { refused, rateHeaders } = searched.refusedWhole;
+      throw new GatewayError(refused.code, refused.message, { headers: { ...rateHeaders, ...refused.headers } });
+    }
+    // Every search settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
+    const settled = new Map<string, SearchOutcome>();
+    await Promise.all([...searched.outcomes].map(async ([what, pending]) => settled.set(what, await pending)));
+    const items = numbers.map((what) => itemJson(what, settled.get(what)!, requestId));
+    return c.body(`{"results":[${items.join(',')}]}`, 200, batchHeaders([...settled.values()]));
+  });
 
   return app;
 }

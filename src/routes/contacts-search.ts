@@ -6,19 +6,14 @@ import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { SEARCH_ROUTE } from '../search/search-contract.js';
 import type { Services } from '../services.js';
+import { requestOf } from './request-of.js';
 
 export function contactsSearchRoutes(services: Pick<Services, 'search' | 'peerAddress'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { search, peerAddress } = services;
 
   app.get(SEARCH_ROUTE, routeDocs.search, async (c) => {
-    const answer = await search.answer({
-      method: c.req.method,
-      target: c.req.url,
-      header: (name) => c.req.header(name),
-      peerAddress: () => peerAddress(c),
-      requestId: c.get('requestId'),
-    });
+    const answer = await search.answer(requestOf(c, peerAddress));
     // For the access log, as every route records its caller.
     if (answer.clientId !== undefined) c.set('clientId', answer.clientId);
     if (answer.lookup !== undefined) c.set('lookup', answer.lookup);

@@ -1,11 +1,14 @@
 // Builds the production dist/ into a temporary directory (tsc -p tsconfig.build.json --outDir), for tests
-// that start the gateway the way the container does: `node dist/runtime/node/main.js`.
+// that start the gateway the way the container does: `node dist/runtime/node/main.js`. One build per set of
+// sources serves every test file of a run (each gets its own copy): the build is keyed by the hash of what tsc reads.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 export const REPO = resolve(import.meta.dirname, '../..');
@@ -17,19 +20,67 @@ export interface BuiltDist {
   cleanup(): Promise<void>;
 }
 
-export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
+/** What the build reads: the sources, the compiler settings and the installed packages' lock. */
+function sourcesHash(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(join(REPO, 'src'), { recursive: true, encoding: 'utf8' }).sort();
+  for (const file of [
+    ...files.map((f) => join('src', f)),
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'package-lock.json',
+  ]) {
+    if (!statSync(join(REPO, file)).isFile()) continue;
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(REPO, file)))
+      .update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** tsc into `outDir`; type errors still emit JavaScript: only a build without an entry point fails. */
+async function compile(outDir: string): Promise<void> {
   const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
-    await run(
-      process.execPath,
-      [tsc, '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist'), '--sourceMap', 'false'],
-      { cwd: REPO, timeout: 120_000 },
-    );
+    await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir, '--sourceMap', 'false'], {
+      cwd: REPO,
+      timeout: 120_000,
+    });
   } catch (err) {
-    // Type errors still emit JavaScript; only a build that produced no entry point is a failure here.
-    if (!existsSync(join(dir, 'dist', 'runtime', 'node', 'main.js'))) throw err;
+    if (!existsSync(join(outDir, 'runtime', 'node', 'main.js'))) throw err;
   }
+}
+
+/** The dist/ of the current sources, built by the first caller (a lock directory) and kept for the others. */
+async function sharedBuild(): Promise<string> {
+  const cached = join(tmpdir(), `callerid-dist-${sourcesHash()}`);
+  const lock = `${cached}.lock`;
+  for (let waited = 0; !existsSync(join(cached, 'built')); waited += 200) {
+    try {
+      mkdirSync(lock);
+    } catch {
+      // Another file builds it: wait, unless its lock is older than any build (a run that was killed).
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (waited > 180_000 || age > 180_000) rmSync(lock, { recursive: true, force: true });
+      await sleep(200);
+      continue;
+    }
+    try {
+      rmSync(cached, { recursive: true, force: true });
+      await compile(join(cached, 'dist'));
+      writeFileSync(join(cached, 'built'), '');
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+  return join(cached, 'dist');
+}
+
+export async function buildDist(prefix = 'callerid-dist-'): Promise<BuiltDist> {
+  const dist = await sharedBuild();
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await cp(dist, join(dir, 'dist'), { recursive: true });
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 

@@ -65,6 +65,9 @@ export function typeCheckK8s(objects: K8sObject[]): string[] {
       target: ts.ScriptTarget.ES2022,
       module: ts.ModuleKind.NodeNext,
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      // Only what the manifests' types need: no DOM, no @types/* (a fifth of the files, a quarter of the time).
+      lib: ['lib.es2022.d.ts'],
+      types: [],
     });
     return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   } finally {

@@ -300,7 +300,7 @@ describe('metrics protection', () => {
   }
 
   it('serves /metrics on its own port by default (9464), away from the API port', () => {
-    expect(parseConfig({}).metrics).toEqual({ port: 9464, token: undefined });
+    expect(parseConfig({}).metrics).toEqual({ port: 9464, host: '127.0.0.1', token: undefined });
   });
 
   it('does not show client ids to an anonymous caller of the API port when METRICS_PORT is set (the default)', async () => {
@@ -317,7 +317,10 @@ describe('metrics protection', () => {
       expect(text).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
       expect(text).toMatch(/\{client="crm"/);
       expect((await fetch(`http://127.0.0.1:${port}/v2/contacts/search`)).status).toBe(404);
-      expect(stack.logs.find((l) => l.fields.event === 'start')?.fields.metricsPort).toBe(port);
+      const start = stack.logs.find((l) => l.fields.event === 'start')?.fields;
+      expect(start?.metricsPort).toBe(port);
+      // The start line names the API reference too, beside the ports.
+      expect(start?.docs).toBe(`${stack.gateway.url}/docs`);
       expect(stack.logs.some((l) => l.fields.event === 'metrics_open')).toBe(false);
     } finally {
       await stack.close();

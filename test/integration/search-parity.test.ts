@@ -9,7 +9,7 @@ import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
 import { captureLogger, type CapturedLog } from '../helpers/recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
 import { wranglerPresent } from '../helpers/wrangler-dev.js';
-import { startWorkerdServe, type WorkerdServe } from '../helpers/workerd-serve.js';
+import { startWorkerdLike, type WorkerdServe } from '../helpers/workerd-serve.js';
 
 const RATE = 40;
 const WORKERD = 'the Worker in workerd';
@@ -286,11 +286,7 @@ describe('the search answers alike on every door', () => {
     inProcess = await startNodeGateway(env, { logger: logs.inProcess });
     doors.push(socketDoor("Node's server", socket.url), inProcessDoor(inProcess));
     if (wranglerPresent()) {
-      const vars = Object.entries(env).filter(([name, value]) => !['PORT', 'HOST'].includes(name) && value);
-      worker = await startWorkerdServe({
-        ...(Object.fromEntries(vars) as Record<string, string>),
-        LOG_LEVEL: 'silent',
-      });
+      worker = await startWorkerdLike(env);
       doors.push(socketDoor(WORKERD, worker.url));
     }
     // One token for every door: they share the signing key and the registered clients.

@@ -50,7 +50,6 @@ describe('number normalisation', () => {
   });
 
   it.each([
-    ['empty', ''],
     ['blank', '   '],
     ['letters', 'abc'],
     ['vanity letters', '0800 FLOWERS'],
@@ -79,6 +78,11 @@ describe('number normalisation', () => {
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.code).toBe('bad_request');
     expect(err.message).toBe('The query parameter "what" is required.');
+  });
+
+  it('refuses an empty value (`what=`) as a missing one: a bad request (400)', () => {
+    expect(() => gb.normalize('')).toThrow(expect.objectContaining({ code: 'bad_request', status: 400 }));
+    expect(() => gb.normalize('')).toThrow('The value of "what" is empty.');
   });
 
   it('gives the same answer for a spelling it has seen before (memoised)', () => {
@@ -162,6 +166,17 @@ describe('parsing with the main country of each calling code', () => {
       '290': ['8', '2', '6', ''],
       '599': ['7', '9', '3', ''],
     };
+    // One normaliser per region (a memo of one entry: every spelling is parsed), the disagreements collected and
+    // compared once: thousands of spellings, each against the reference.
+    const regions = ['GB', 'JE', 'US', 'CA', 'AU', 'CC', undefined] as const;
+    const normalizers = regions.map((region) => createNumberNormalizer({ defaultRegion: region, memoEntries: 1 }));
+    const disagreements: string[] = [];
+    let checked = 0;
+    const check = (n: typeof gb, input: string, region: CountryCode | undefined) => {
+      checked++;
+      const [got, want] = [answer(n, input), reference(input, region)];
+      if (got !== want) disagreements.push(`${input} in ${region}: ${got} instead of ${want}`);
+    };
     for (const [code, { disputedLengths: lengths }] of SHARED_CALLING_CODES) {
       for (const prefix of prefixes[code] ?? ['']) {
         for (const length of [...lengths].flatMap((l) => [l - 1, l, l + 1])) {
@@ -169,23 +184,20 @@ describe('parsing with the main country of each calling code', () => {
             const rest = length - prefix.length;
             if (rest < 0) continue;
             const national = prefix + next(rest);
-            for (const region of ['GB', 'JE', 'US', 'CA', 'AU', 'CC', undefined] as const) {
-              const n = createNumberNormalizer({ defaultRegion: region, memoEntries: 1 });
+            for (const [i, region] of regions.entries()) {
+              const n = normalizers[i]!;
               // International spellings, with a national prefix too (libphonenumber strips one where it may).
-              for (const international of [`+${code}${national}`, `+${code}0${national}`, `+${code}1${national}`]) {
-                expect(answer(n, international), `${international} in ${region}`).toBe(
-                  reference(international, region),
-                );
-              }
+              for (const international of [`+${code}${national}`, `+${code}0${national}`, `+${code}1${national}`])
+                check(n, international, region);
               if (region === undefined) continue;
               // National spellings in a region of that calling code go through the region's own plan.
-              for (const spelling of [national, `0${national}`, `1${national}`]) {
-                expect(answer(n, spelling), `${spelling} in ${region}`).toBe(reference(spelling, region));
-              }
+              for (const spelling of [national, `0${national}`, `1${national}`]) check(n, spelling, region);
             }
           }
         }
       }
     }
+    expect(disagreements).toEqual([]);
+    expect(checked).toBeGreaterThan(10_000);
   });
 });

@@ -3,11 +3,13 @@
 import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { createHmac } from 'node:crypto';
-import { createServer } from 'node:http';
 import { createNodeDocsAssets } from './docs-assets.js';
 import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
-import { bodyBoundOf, createApp } from '../../app.js';
+import { bodyBoundOf, createApp, routeOfApp } from '../../app.js';
+import { bodyByMethod } from '../../request/request-rules.js';
+import { createListener } from './listener.js';
+import type { NodeRulesOptions } from './request-rules.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
 import { unknownSettingLine, unknownSettings } from '../../unknown-settings.js';
@@ -26,7 +28,6 @@ import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
-import { answerExpectContinue } from './expect-continue.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search contract. */
@@ -143,25 +144,22 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const app = createApp(services);
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
-  const handler =
-    options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest);
-  const server = createServer(
-    {
-      // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
-      // checks them every second instead of every 30 s, so the bounds hold to about a second.
-      headersTimeout: config.http.headersTimeoutSeconds * 1000,
-      requestTimeout: config.http.requestTimeoutSeconds * 1000,
-      connectionsCheckingInterval: 1000,
-    },
-    handler,
+  const rules: NodeRulesOptions = {
+    rules: { takesBody: bodyByMethod, boundOf: bodyBoundOf(config) },
+    record: services.recordRequest,
+    routeOf: routeOfApp(app),
+  };
+  const server = createListener(
+    options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest),
+    { ...rules, http: config.http, maxConnections: config.http.maxConnections },
   );
-  answerExpectContinue(server, handler, bodyBoundOf(config));
-  // Connections beyond the cap are closed as they arrive.
-  server.maxConnections = config.http.maxConnections;
-  const metricsListener = config.metrics.port > 0 ? createMetricsServer(metrics, config.metrics.token) : null;
+  const metricsListener =
+    config.metrics.port > 0
+      ? createMetricsServer(metrics, { token: config.metrics.token, http: config.http, record: services.recordRequest })
+      : null;
   try {
     await listen(server, config.port, config.host, 'PORT');
-    if (metricsListener) await listen(metricsListener, config.metrics.port, config.host, 'METRICS_PORT');
+    if (metricsListener) await listen(metricsListener, config.metrics.port, config.metrics.host, 'METRICS_PORT');
   } catch (err) {
     if (server.listening) server.close();
     await settledWithin(http.close?.(), 1000);
@@ -176,7 +174,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
     : null;
   logger.info(
-    { event: 'start', port, metricsPort: metricsServer?.port ?? port, demo: demo !== null },
+    {
+      event: 'start',
+      port,
+      metricsPort: metricsServer?.port ?? port,
+      docs: config.docs.enabled ? `${url}/docs` : false,
+      demo: demo !== null,
+    },
     'gateway listening',
   );
   if (!metricsServer && config.metrics.token === undefined) {
@@ -232,7 +236,11 @@ function listen(server: ServerType, port: number, host: string, setting: 'PORT' 
       else if (err.code === 'EACCES')
         reject(new Error(`not allowed to listen on port ${port} (${where}): use a port above 1023 or set ${setting}`));
       else if (err.code === 'EADDRNOTAVAIL')
-        reject(new Error(`cannot listen on ${where}: HOST is not an address of this machine`));
+        reject(
+          new Error(
+            `cannot listen on ${where}: ${setting === 'PORT' ? 'HOST' : 'METRICS_HOST'} is not an address of this machine`,
+          ),
+        );
       else reject(err);
     };
     server.once('error', onError);

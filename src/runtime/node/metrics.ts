@@ -1,9 +1,15 @@
 // Node's metrics: a registry of the gateway's own with Node's default process metrics added (those fail
 // in workerd, so only here), and the optional separate metrics port (METRICS_PORT).
-import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createMetricsApp } from '../../app.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
+import type { RequestRecorder } from '../../observability/request-recorder.js';
+import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
+import { createListener, type ListenerOptions } from './listener.js';
+
+const METRICS_PATH = '/metrics';
 
 export function createNodeMetrics(): GatewayMetrics {
   const registry = new Registry();
@@ -20,7 +26,23 @@ export function createNodeMetrics(): GatewayMetrics {
   return createMetrics({ registry });
 }
 
-/** Serves only GET /metrics, on a port of its own, so it can stay off the network the API is exposed to. */
-export function createMetricsServer(metrics: GatewayMetrics, token: string | undefined): ServerType {
-  return createAdaptorServer({ fetch: createMetricsApp(metrics, token).fetch });
+/** Connections the metrics listener holds at once: a few Prometheus servers scraping, with room for a probe. */
+const METRICS_MAX_CONNECTIONS = 64;
+
+/**
+ * Serves only GET /metrics, on a port of its own (on loopback unless METRICS_HOST says otherwise), so it can stay
+ * off the network the API is exposed to. It meets the API's request rules and timeouts and never reads a body.
+ */
+export function createMetricsServer(
+  metrics: GatewayMetrics,
+  options: { token: string | undefined; http: ListenerOptions['http']; record: RequestRecorder },
+): Server {
+  const app = createMetricsApp(metrics, options.token);
+  return createListener(getRequestListener(app.fetch), {
+    rules: { takesBody: () => false, boundOf: () => 0 },
+    record: options.record,
+    routeOf: (_method, path) => (path === METRICS_PATH ? METRICS_PATH : UNMATCHED_ROUTE),
+    http: options.http,
+    maxConnections: METRICS_MAX_CONNECTIONS,
+  });
 }

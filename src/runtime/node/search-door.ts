@@ -1,44 +1,12 @@
-// Node's door of the search contract (search/search-contract.ts), in front of the Hono listener: a search is handed
-// to the contract as the raw request's parts and its answer written straight to the socket, without the Fetch API
+// Node's door of the search contract (search/search-contract.ts), behind the request rules and in front of the Hono
+// listener: a search is handed to the contract as the raw request's parts and its answer written straight to the socket, without the Fetch API
 // objects (the profiles showed those cost more than the lookup itself on a hit, and a third of a miss's CPU).
 // Everything else, and any search the contract does not take this way, goes through the app unchanged.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { RequestRecorder } from '../../observability/request-recorder.js';
-import type { RequestParts } from '../../request/request-parts.js';
 import { SEARCH_ROUTE, type SearchAnswer, type SearchContract } from '../../search/search-contract.js';
-
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
-// Node keeps only the first of a repeated field of these; the Fetch API, and so the app, reads them all.
-const FIRST_ONLY = new Set(['authorization', 'host']);
-
-/** A header field as the Fetch API reads it: every occurrence, joined with ", ". */
-function fieldOf(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  if (value === undefined || !FIRST_ONLY.has(name)) return Array.isArray(value) ? value.join(', ') : value;
-  let joined: string | undefined;
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const field = raw[i]!;
-    if (field.length === name.length && field.toLowerCase() === name)
-      joined = joined === undefined ? raw[i + 1] : `${joined}, ${raw[i + 1]}`;
-  }
-  return joined;
-}
-
-/** The raw request's parts as the contract reads them: one small object per request, its methods shared. */
-interface NodeParts extends RequestParts {
-  req: IncomingMessage;
-}
-
-function header(this: NodeParts, name: string): string | undefined {
-  return fieldOf(this.req, name);
-}
-
-function peerAddress(this: NodeParts): string | undefined {
-  return this.req.socket.remoteAddress;
-}
+import { partsOf, type Listener } from './request-rules.js';
 
 export function withSearchDoor(listener: Listener, search: SearchContract, record: RequestRecorder): Listener {
   const encoded = createEncodedBodies();
@@ -65,8 +33,7 @@ export function withSearchDoor(listener: Listener, search: SearchContract, recor
       return;
     }
     const started = performance.now();
-    const parts: NodeParts = { method: 'GET', target: req.url!, req, header, peerAddress };
-    const answer = search.answer(parts);
+    const answer = search.answer(partsOf(req));
     if (answer instanceof Promise)
       // The contract turns every failure into an answer; should writing it fail, the connection goes.
       answer.then(

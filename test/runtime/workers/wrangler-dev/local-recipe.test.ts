@@ -1,6 +1,7 @@
 // docs/workers.md's "Run it locally", followed as a newcomer would: on a copy of the repository's tracked files
 // (node_modules linked in place of `npm ci`), the doc's own shell blocks run as written, in a network namespace of
-// their own so the doc's fixed ports (9000, 8787) are free (and a process namespace that ends both servers), until the pasted search answers with a contact.
+// their own so the doc's fixed ports (9000, 8787) are free (and a process namespace that ends both servers), until the
+// pasted search answers with a contact and the console answers, offline without wrangler's request.cf warning.
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -38,7 +39,7 @@ describe.skipIf(!run)('the local recipe of docs/workers.md', () => {
   it('answers the pasted search with a contact, using only the commands the doc gives', async () => {
     const [simulator, worker, client] = recipeBlocks();
     expect(simulator).toEqual(['npm run simulator']);
-    expect(worker?.at(-1)).toBe('npx wrangler dev');
+    expect(worker?.at(-1)).toBe('CLOUDFLARE_CF_FETCH_ENABLED=false npx wrangler dev');
     expect(client).toHaveLength(2);
 
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
@@ -59,13 +60,17 @@ describe.skipIf(!run)('the local recipe of docs/workers.md', () => {
       `(${worker!.at(-1)}) > wrangler.log 2>&1 &`,
       waitFor('http://127.0.0.1:8787/healthz'),
       ...client!,
+      // The console the doc points to, as on `npm start` (CONSOLE_PROVIDER from .dev.vars.example).
+      "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8787/console > console.status",
       '',
     ].join('\n');
     writeFileSync(join(dir, 'recipe.sh'), script);
     const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       // A PID namespace too: when the script ends, the kernel ends the two servers it left running.
+      // The doc's own command sets CLOUDFLARE_CF_FETCH_ENABLED, so none comes from this process (CI sets it).
+      const { CLOUDFLARE_CF_FETCH_ENABLED: _fromCi, ...env } = process.env;
       const child = spawn('unshare', ['-rnpf', '--kill-child', 'bash', join(dir, 'recipe.sh')], {
-        env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' },
+        env: { ...env, WRANGLER_SEND_METRICS: 'false' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -85,9 +90,13 @@ describe.skipIf(!run)('the local recipe of docs/workers.md', () => {
         })
         .join('\n');
     expect(out.code, `${out.stderr}\n${logs()}`).toBe(0);
-    // The search's answer: JSON with the normalised number and the simulator's two contacts (a problem would differ).
+    // The search's answer: JSON with the normalised number and the simulator's two contacts (a problem would differ):
+    // the README's national spelling reads as a UK number, as on `npm start` (DEFAULT_REGION=GB).
     const answer = JSON.parse(out.stdout) as { query: { what: string }; total: number };
     expect(answer.query.what).toBe('+442079460001');
     expect(answer.total).toBe(2);
+    expect(readFileSync(join(dir, 'console.status'), 'utf8')).toBe('200');
+    // Offline (a network namespace of its own) and quiet: no failed download of Cloudflare's request.cf sample.
+    expect(readFileSync(join(dir, 'wrangler.log'), 'utf8')).not.toMatch(/Unable to fetch the Request\.cf object/);
   }, 300_000);
 });

@@ -1,0 +1,34 @@
+// The HTTP servers of the Node gateway (the API's and the metrics listener), built alike: the header and body
+// timeouts, a connection cap, and the request rules applied before anything reads the request.
+import { createServer, type Server } from 'node:http';
+import type { Config } from '../../config.js';
+import {
+  answerClientErrors,
+  answerExpectContinue,
+  withRequestRules,
+  type Listener,
+  type NodeRulesOptions,
+} from './request-rules.js';
+
+export interface ListenerOptions extends NodeRulesOptions {
+  http: Pick<Config['http'], 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>;
+  maxConnections: number;
+}
+
+export function createListener(next: Listener, options: ListenerOptions): Server {
+  const server = createServer(
+    {
+      // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
+      // checks them every second instead of every 30 s, so the bounds hold to about a second.
+      headersTimeout: options.http.headersTimeoutSeconds * 1000,
+      requestTimeout: options.http.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1000,
+    },
+    withRequestRules(next, options),
+  );
+  answerExpectContinue(server, next, options);
+  answerClientErrors(server, options.record);
+  // Connections beyond the cap are closed as they arrive.
+  server.maxConnections = options.maxConnections;
+  return server;
+}

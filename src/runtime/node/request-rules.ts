@@ -1,0 +1,140 @@
+// Node's listeners apply the request rules (request/request-rules.ts) before the Hono adapter or the search door sees
+// a request, so a refusal is the gateway's own on every route and listener: problem+json with a request id, one log
+// line and one count, `Connection: close` where a body was not read. The HTTP server's own refusals (a malformed
+// request, headers over 16 KiB, a client too slow with its headers or body) are answered the same way.
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GatewayError, problemAnswer, type ProblemAnswer } from '../../errors.js';
+import type { RequestRecorder } from '../../observability/request-recorder.js';
+import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
+import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
+import { requestRefusal, type RequestRules } from '../../request/request-rules.js';
+
+export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface NodeRulesOptions {
+  rules: RequestRules;
+  record: RequestRecorder;
+  /** The route template a refused request was for (`unmatched` when none). */
+  routeOf: (method: string, path: string) => string;
+}
+
+// Node keeps only the first of a repeated field of these; the Fetch API, and so the app, reads them all.
+const FIRST_ONLY = new Set(['authorization', 'host']);
+
+/** A header field as the Fetch API reads it: every occurrence, joined with ", ". */
+function fieldOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  if (value === undefined || !FIRST_ONLY.has(name)) return Array.isArray(value) ? value.join(', ') : value;
+  let joined: string | undefined;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const field = raw[i]!;
+    if (field.length === name.length && field.toLowerCase() === name)
+      joined = joined === undefined ? raw[i + 1] : `${joined}, ${raw[i + 1]}`;
+  }
+  return joined;
+}
+
+/** The raw request's parts as runtime-neutral code reads them: one small object per request, its methods shared. */
+export interface NodeParts extends RequestParts {
+  req: IncomingMessage;
+}
+
+function header(this: NodeParts, name: string): string | undefined {
+  return fieldOf(this.req, name);
+}
+
+function peerAddress(this: NodeParts): string | undefined {
+  return this.req.socket.remoteAddress;
+}
+
+export const partsOf = (req: IncomingMessage): NodeParts => ({
+  method: req.method ?? 'GET',
+  target: req.url ?? '/',
+  req,
+  header,
+  peerAddress,
+});
+
+/** Writes a refusal the app never saw, and records it as the app records its answers. */
+export function answerRefusal(
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: ProblemAnswer,
+  options: NodeRulesOptions,
+) {
+  const started = performance.now();
+  answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
+  const method = req.method ?? 'GET';
+  options.record({
+    requestId: answer.headers['x-request-id']!,
+    method,
+    route: options.routeOf(method, (req.url ?? '/').split('?', 1)[0]!),
+    status: answer.status,
+    elapsedMs: performance.now() - started,
+  });
+}
+
+const answerOf = (err: GatewayError, req: IncomingMessage): ProblemAnswer =>
+  problemAnswer(err.code, err.message, requestIdOf(fieldOf(req, 'x-request-id')), err.headers, err.extensions);
+
+/** The listener behind the rules: a request that breaks one is answered here, every other one goes on to `next`. */
+export function withRequestRules(next: Listener, options: NodeRulesOptions): Listener {
+  return function requestRules(req, res) {
+    const refused = requestRefusal(partsOf(req), options.rules);
+    if (refused === undefined) next(req, res);
+    else answerRefusal(req, res, answerOf(refused, req), options);
+  };
+}
+
+/**
+ * `Expect: 100-continue`: a body that breaks the rules (one the route does not take, or over its bound) is refused
+ * before the `100 Continue` that would invite the upload; otherwise the client gets the 100 and the request goes on.
+ */
+export function answerExpectContinue(server: Server, next: Listener, options: NodeRulesOptions) {
+  const listener = withRequestRules(next, options);
+  server.on('checkContinue', function checkContinue(req: IncomingMessage, res: ServerResponse) {
+    if (requestRefusal(partsOf(req), options.rules) === undefined) res.writeContinue();
+    listener(req, res);
+  });
+}
+
+/** The method of a request the parser could not read: the metrics' label for any method outside the known set. */
+const UNKNOWN_METHOD = 'OTHER';
+
+/** What the HTTP server refuses before a request is whole, by the parser's error code. */
+function serverRefusal(code: string | undefined): GatewayError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new GatewayError('request_timeout', 'The request was not received within the time allowed.');
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new GatewayError('header_fields_too_large', 'The request header fields are larger than 16 KiB.');
+  return new GatewayError('bad_request', 'The request is not well-formed HTTP/1.1.');
+}
+
+/**
+ * The HTTP server's own refusals (Node writes a bare status line otherwise): problem+json and the connection closed,
+ * as Node would, only while no answer has begun on it. One the app has not seen is recorded as `unmatched` (nothing
+ * of it can be trusted); one the app is reading (a body too slow) is recorded by the app when its handler ends.
+ */
+export function answerClientErrors(server: Server, record: RequestRecorder): void {
+  server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex) {
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
+      const refused = serverRefusal(err.code);
+      const answer = problemAnswer(refused.code, refused.message, requestIdOf(undefined), { connection: 'close' });
+      const head = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      const length = Buffer.byteLength(answer.body);
+      socket.write(
+        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n${head.join('')}content-length: ${length}\r\n\r\n${answer.body}`,
+      );
+      if (inFlight === undefined) {
+        const requestId = answer.headers['x-request-id']!;
+        record({ requestId, method: UNKNOWN_METHOD, route: UNMATCHED_ROUTE, status: answer.status, elapsedMs: 0 });
+      }
+    }
+    socket.destroy();
+  });
+}

@@ -1,0 +1,59 @@
+// What one search is asked and what it comes to: who asks, what is asked, and the outcome every route renders (the
+// lookup's result, or the refusal and the step that refused).
+import type { GatewayError } from '../errors.js';
+import type { LookupResult } from '../lookup/lookup-service.js';
+import type { LookupNote } from '../observability/request-recorder.js';
+import type { RequestParts } from '../request/request-parts.js';
+
+/** Who asks for a search. */
+export type Asker =
+  /** A client, by the request's `Authorization` field (Bearer or Basic). */
+  | { kind: 'request'; request: RequestParts }
+  /** A client already identified by the use case's `identify` (the items of a batch). */
+  | { kind: 'client'; client: string }
+  /** The anonymous console, limited per address and in total. */
+  | { kind: 'console'; request: RequestParts };
+
+/** What is asked: the number as written, how long the caller waits, and the request id the log lines quote. */
+export interface SearchAsk {
+  /** The request target whose `what` parameter holds the number (read here, after who asks and the rate). */
+  target?: string;
+  /** The number as written, where no target holds it (a batch item). */
+  what?: string;
+  /** The `Prefer` field (RFC 7240 `wait`). */
+  prefer: string | undefined;
+  requestId: string;
+  /** The deadline when the caller states none, where the route has its own (CNAM); default the search's. */
+  defaultDeadlineMs?: number;
+}
+
+/** The step that refused a search. */
+export type SearchStep = 'identity' | 'rate' | 'number' | 'lookup';
+
+interface OutcomeParts {
+  /** The client id, or `console`; absent when nobody was identified. */
+  caller: string | undefined;
+  /** The RateLimit fields of the caller's rate, once it was taken. */
+  rateHeaders: Record<string, string> | undefined;
+  /** The number and what the cache did, for the access log. */
+  lookup: LookupNote | undefined;
+  /** The `Preference-Applied` value when the caller's `wait` was honoured. */
+  preferenceApplied: string | undefined;
+}
+
+export interface SearchFound extends OutcomeParts {
+  caller: string;
+  lookup: LookupNote;
+  found: LookupResult;
+  /** True for a fresh hit answered from memory, synchronously. */
+  fresh: boolean;
+}
+
+export interface SearchRefused extends OutcomeParts {
+  refused: GatewayError;
+  step: SearchStep;
+}
+
+export type SearchOutcome = SearchFound | SearchRefused;
+
+export type Identified = { client: string } | { refused: GatewayError };

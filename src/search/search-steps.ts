@@ -1,0 +1,195 @@
+// The steps of one search, each once, as functions over the use case's parts: who asks, the caller's rate, the number,
+// the caller's wait, the guarded lookup, and the count of what it came to.
+import type { ClientAuthenticator } from '../auth/client-authenticator.js';
+import { knownBearerClient, type GatewayTokens } from '../auth/gateway-tokens.js';
+import type { Clock } from '../clock.js';
+import { GatewayError, internalError, logIfFailed, type ErrorCode } from '../errors.js';
+import { CONSOLE_CLIENT, type CostGuard } from '../guard/cost-guard.js';
+import { clientAddress } from '../limits/client-address.js';
+import type { ConsoleRateLimiter, ConsumeOutcome } from '../limits/console-limits.js';
+import type { LookupResult, LookupService } from '../lookup/lookup-service.js';
+import type { Logger } from '../observability/logger.js';
+import type { LookupNote } from '../observability/request-recorder.js';
+import type { SearchResult, Telemetry } from '../observability/telemetry.js';
+import type { NumberNormalizer } from '../phone/normalize.js';
+import { lookupDeadline, readWhat, type LookupDeadline, type RequestParts } from '../request/request-parts.js';
+import type { Identified, SearchAsk, SearchFound, SearchOutcome, SearchRefused, SearchStep } from './search-outcome.js';
+
+export interface SearchUseCaseOptions {
+  gatewayTokens: GatewayTokens;
+  authenticateClient: ClientAuthenticator;
+  consoleLimiter: ConsoleRateLimiter;
+  normalizer: NumberNormalizer;
+  lookup: LookupService;
+  guard: CostGuard;
+  telemetry: Telemetry;
+  logger: Logger;
+  clock: Clock;
+  /** The deadline of a search without `Prefer: wait` (LOOKUP_DEADLINE_MS); the upstream timeout bounds any wait. */
+  lookupDeadlineMs: number;
+  upstreamTimeoutMs: number;
+  trustProxyHops: number;
+}
+
+/** What every step reads: the use case's options and the deadline of a search that states none. */
+export interface SearchParts extends SearchUseCaseOptions {
+  defaultDeadline: LookupDeadline;
+}
+
+const REFUSALS: Partial<Record<ErrorCode, SearchResult>> = {
+  too_many_requests: 'rate_limited',
+  quota_exhausted: 'quota_exhausted',
+  budget_exhausted: 'budget_exhausted',
+  upstream_rate_limited: 'upstream_refused',
+  upstream_unavailable: 'upstream_refused',
+  upstream_busy: 'upstream_refused',
+};
+
+/** What a search's refusal counts as, per caller: which guard refused it, else an error. */
+const refusalResult = (err: GatewayError): SearchResult => REFUSALS[err.code] ?? 'error';
+
+/** The state one search carries from step to step. */
+export interface Search {
+  rateHeaders: Record<string, string> | undefined;
+  ask: SearchAsk;
+  /** Absent until someone was identified. */
+  caller: string | undefined;
+  now: number;
+}
+
+type Asked = Search & { caller: string };
+
+/** A search before anyone was identified. */
+export const nobody = (ask: SearchAsk, now: number): Search => ({
+  ask,
+  caller: undefined,
+  now,
+  rateHeaders: undefined,
+});
+
+const addressOf = (p: SearchParts, request: RequestParts) =>
+  clientAddress(request.peerAddress(), request.header('x-forwarded-for'), p.trustProxyHops);
+
+/** Who a request is for, from its credentials: synchronously for a token verified before. */
+export function identify(p: SearchParts, request: RequestParts, now: number): Identified | Promise<Identified> {
+  const authorization = request.header('authorization');
+  const known = knownBearerClient(p.gatewayTokens, authorization, now);
+  if (known !== undefined) return { client: known };
+  return p
+    .authenticateClient(authorization, () => addressOf(p, request))
+    .then((auth) => ('refused' in auth ? auth : { client: auth.clientId }));
+}
+
+/** A refusal, counted for its caller when there is one; a failure of the gateway or its upstream logged. */
+export function refused(
+  p: SearchParts,
+  s: Search,
+  err: unknown,
+  step: SearchStep,
+  note?: LookupNote,
+  applied?: string,
+) {
+  const { requestId } = s.ask;
+  const error = err instanceof GatewayError ? err : internalError(err, requestId, p.logger);
+  if (error === err) logIfFailed(error, requestId, p.logger);
+  if (s.caller !== undefined) p.guard.countSearch(s.caller, refusalResult(error), s.now);
+  const outcome: SearchRefused = {
+    refused: error,
+    step,
+    caller: s.caller,
+    rateHeaders: s.rateHeaders,
+    lookup: note,
+    preferenceApplied: applied,
+  };
+  return outcome;
+}
+
+function found(
+  p: SearchParts,
+  s: Asked,
+  note: LookupNote,
+  deadline: LookupDeadline,
+  result: LookupResult,
+  fresh: boolean,
+) {
+  note.cache = result.cache;
+  p.guard.countSearch(s.caller, result.cache ?? 'miss', s.now);
+  const outcome: SearchFound = {
+    found: result,
+    fresh,
+    caller: s.caller,
+    rateHeaders: s.rateHeaders,
+    lookup: note,
+    preferenceApplied: deadline.applied,
+  };
+  return outcome;
+}
+
+/** The number as written in E.164, or why it is not a possible number. */
+export function numberOf(p: SearchParts, what: string | undefined): { e164: string } | { refused: GatewayError } {
+  try {
+    return { e164: p.normalizer.normalize(what) };
+  } catch (err) {
+    if (err instanceof GatewayError) return { refused: err };
+    throw err;
+  }
+}
+
+/** The caller's deadline: its `Prefer: wait`, else the route's default, bounded by the upstream timeout. */
+function deadlineOf(p: SearchParts, ask: SearchAsk): LookupDeadline {
+  if (ask.prefer === undefined && ask.defaultDeadlineMs === undefined) return p.defaultDeadline;
+  return lookupDeadline(ask.prefer, ask.defaultDeadlineMs ?? p.defaultDeadline.ms, p.upstreamTimeoutMs);
+}
+
+/** The number, the caller's wait and the guarded lookup, once the caller's rate allowed the search. */
+function lookUp(p: SearchParts, s: Asked): SearchOutcome | Promise<SearchOutcome> {
+  let number: ReturnType<typeof numberOf>;
+  try {
+    number = numberOf(p, s.ask.target === undefined ? s.ask.what : readWhat(s.ask.target));
+  } catch (err) {
+    return refused(p, s, err, 'number');
+  }
+  if ('refused' in number) return refused(p, s, number.refused, 'number');
+  const note: LookupNote = { e164: number.e164 };
+  const deadline = deadlineOf(p, s.ask);
+  // Counted in memory, answered from memory: no network round trip on a hit.
+  const fresh = p.lookup.lookupFresh(note.e164, s.now);
+  if (fresh !== undefined) return found(p, s, note, deadline, fresh, true);
+  return p.lookup.lookup(note.e164, { client: s.caller }, { deadlineMs: deadline.ms }).then(
+    (result) => found(p, s, note, deadline, result, false),
+    (err: unknown) => refused(p, s, err, 'lookup', note, deadline.applied),
+  );
+}
+
+/** A client's search from its rate on (the rate is counted in memory: synchronous). */
+export function clientSearch(p: SearchParts, ask: SearchAsk, client: string, now: number) {
+  const rate = p.guard.rate.take(client, now);
+  const s = { ask, caller: client, now, rateHeaders: p.guard.rate.fields.headers(rate.state) };
+  if (rate.allowed) return lookUp(p, s);
+  const retryAfter = String(rate.state.resetSeconds);
+  const message = `This client made more than ${rate.state.limit} searches this minute; try again in ${retryAfter} s.`;
+  const refusal = new GatewayError('too_many_requests', message, { headers: { 'retry-after': retryAfter } });
+  return refused(p, s, refusal, 'rate');
+}
+
+/** The console's search: its own limits, per address and in total, in the shared store where there is one. */
+export function consoleSearch(p: SearchParts, ask: SearchAsk, request: RequestParts) {
+  const s: Asked = { ask, caller: CONSOLE_CLIENT, now: p.clock(), rateHeaders: undefined };
+  return p.consoleLimiter.consume(addressOf(p, request)).then(
+    (taken) => {
+      s.rateHeaders = p.consoleLimiter.fields.headers(taken.state);
+      return taken.allowed ? lookUp(p, s) : refused(p, s, consoleRateRefusal(taken, p.telemetry), 'rate');
+    },
+    (err: unknown) => refused(p, s, err, 'rate'),
+  );
+}
+
+/** The console's rate refusal: which of its limits, and when to try again. */
+function consoleRateRefusal(taken: Extract<ConsumeOutcome, { allowed: false }>, telemetry: Telemetry): GatewayError {
+  telemetry.consoleRefused('rate_limited');
+  const seconds = String(taken.retryAfterSeconds);
+  const who = taken.scope === 'address' ? 'from your address' : 'to the console';
+  return new GatewayError('too_many_requests', `Too many requests ${who}; try again in ${seconds} s.`, {
+    headers: { 'retry-after': seconds },
+  });
+}
