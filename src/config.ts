@@ -27,7 +27,7 @@ export { ConfigError, type ConfigProblem, type EnvSource } from './settings-tabl
 export const RESERVED_CLIENT_IDS: readonly string[] = ['console', 'gateway'];
 
 /** The console's daily upstream quota when CLIENT_UPSTREAM_QUOTAS has no `console:N` entry. */
-export const CONSOLE_QUOTA_PER_DAY = 1000;
+const CONSOLE_QUOTA_PER_DAY = 1000;
 
 const httpUrl = z.pipe(
   text(
@@ -330,8 +330,6 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
  * hand-written copy of its shape.
  */
 export type Config = ReturnType<typeof parseConfig>;
-/** The upstream's addresses and credentials; null in {@link Config} when none is set (demo mode, Node only). */
-export type UpstreamConfig = NonNullable<Config['upstream']>;
 /** The cost guard (docs/cost-control.md). */
 export type GuardConfig = Config['guard'];
 

@@ -31,7 +31,7 @@ import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-g
 
 export const CONSOLE_CLIENT = 'console';
 
-export interface CallerUsage {
+interface CallerUsage {
   id: string;
   searches: number;
   upstreamCalls: number;
@@ -39,7 +39,7 @@ export interface CallerUsage {
   remaining: number | null;
 }
 
-export interface UsageReport {
+interface UsageReport {
   day: string;
   resetsAt: string;
   clients: CallerUsage[];

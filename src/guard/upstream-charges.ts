@@ -19,7 +19,7 @@ export function nextUtcMidnight(now: number): number {
 }
 
 /** Whole seconds until the next UTC midnight, at least 1: a `Retry-After` for a daily limit. */
-export function secondsUntilNextUtcMidnight(now: number): number {
+function secondsUntilNextUtcMidnight(now: number): number {
   return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
 }
 
@@ -34,7 +34,7 @@ export class QuotaExhaustedError extends GatewayError {
   }
 }
 
-export interface Reservation {
+interface Reservation {
   /** Gives the call back (it failed, or was never made): not charged. */
   refund(): Promise<void>;
 }

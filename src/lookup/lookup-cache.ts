@@ -50,7 +50,7 @@ export interface LookupCache {
 /** The context of reads that name no caller (unit tests of the cache itself). */
 export const UNNAMED_CALLER: LookupContext = { client: 'gateway' };
 
-export interface PurgeResult {
+interface PurgeResult {
   /** Entries this process dropped. */
   purged: number;
   /** Whether the shared tier took the purge (and fanned it out); false when it did not answer; absent without one. */

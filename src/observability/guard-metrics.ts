@@ -4,22 +4,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundCounters } from './bound-series.js';
 import { BREAKER_STATES, FAMILIES as F, promOptions } from './metric-families.js';
-import type { CallerLabel, QuotaScope, SearchResult, Telemetry } from './telemetry.js';
+import type { CallerLabel, Telemetry } from './telemetry.js';
 
-export const SEARCH_RESULTS: readonly SearchResult[] = [
-  'hit',
-  'miss',
-  'stale',
-  'coalesced',
-  'stale_if_error',
-  'rate_limited',
-  'quota_exhausted',
-  'budget_exhausted',
-  'upstream_refused',
-  'error',
-];
-export const QUOTA_SCOPES: readonly QuotaScope[] = ['quota', 'budget'];
-export { BREAKER_STATES };
 export type BreakerStateName = (typeof BREAKER_STATES)[number];
 
 /** Read at scrape time from the guard: no network on a scrape, only what this process last saw. */

@@ -1,7 +1,6 @@
 // The gateway's Prometheus metrics on Node, from the families of metric-families.ts on a registry the runtime passes in;
 // implements the Telemetry port and records requests. Every label value comes from a closed set.
-import { HTTP_METHODS, UNMATCHED_ROUTE } from './telemetry.js';
-export { HTTP_METHODS, UNMATCHED_ROUTE };
+import { HTTP_METHODS } from './telemetry.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { boundCounters, boundHistogram, type BoundCounter, type BoundHistogram } from './bound-series.js';
 import type { Telemetry } from './telemetry.js';
@@ -37,7 +36,7 @@ export interface MetricSources {
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly telemetry: Telemetry;
-  /** One finished request; `route` is the route template or {@link UNMATCHED_ROUTE}. */
+  /** One finished request; `route` is the route template or telemetry.ts's UNMATCHED_ROUTE. */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   /** Adds scrape-time sources; later calls add to or replace earlier ones. */
   watch(sources: MetricSources): void;

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { createDirectoryIndex, type DirectoryEntry, type DirectoryIndex } from './directory.js';
 
 /** A fixed delay or a uniform range `[min, max]`, in milliseconds. */
-export type Latency = number | [min: number, max: number];
+type Latency = number | [min: number, max: number];
 
 export interface SimulatorFaults {
   /** Delay before the search endpoint answers. */
@@ -75,7 +75,7 @@ export interface Simulator {
   controls: SimulatorControls;
 }
 
-export const DEFAULT_SIMULATOR_CLIENTS: Readonly<Record<string, string>> = { 'sim-client': 'sim-secret' };
+const DEFAULT_SIMULATOR_CLIENTS: Readonly<Record<string, string>> = { 'sim-client': 'sim-secret' };
 
 const DEFAULT_FAULTS: SimulatorFaults = {
   latencyMs: 0,

@@ -64,7 +64,7 @@ export interface UpstreamAnswer {
   listed?: boolean;
 }
 
-export interface SearchOptions {
+interface SearchOptions {
   /** Epoch ms (on the client's clock) the whole lookup must end by; default now + `timeoutMs`. */
   deadline?: number;
 }

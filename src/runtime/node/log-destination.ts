@@ -11,7 +11,7 @@
 import { writeSync } from 'node:fs';
 
 /** The longest a line waits in memory before it is written, in milliseconds. */
-export const LOG_FLUSH_MS = 250;
+const LOG_FLUSH_MS = 250;
 /**
  * The longest the process waits, in total, for a reader that does not take the last lines when it exits (a signal,
  * a crash, the end of a shutdown): after this, what is still waiting is dropped and the process ends.

@@ -9,7 +9,7 @@ import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
 /** Format of the stored value; a reader ignores another (two releases side by side during a rollout). */
-export const TOKEN_VALUE_VERSION = '1';
+const TOKEN_VALUE_VERSION = '1';
 
 // KEYS: value, generation. ARGV: version, sealed token, lowest generation (the publisher's clock), TTL ms.
 // The generation never goes back, not even after Redis lost its data: it is at least the publisher's clock.

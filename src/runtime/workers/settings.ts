@@ -23,7 +23,7 @@ import type {
 export const METRICS_OBJECT = 'deployment';
 
 /** Binding names, as `wrangler.toml` declares them. */
-export const BINDINGS = {
+const BINDINGS = {
   token: 'UPSTREAM_TOKEN',
   counters: 'COUNTERS',
   metrics: 'METRICS',
@@ -67,7 +67,7 @@ const workerSettings = settingsReader(WORKER_SETTINGS);
 
 export const WORKER_SETTING_NAMES: readonly string[] = workerSettings.names;
 
-export function stringBindings(env: Record<string, unknown>): EnvSource {
+function stringBindings(env: Record<string, unknown>): EnvSource {
   const out: EnvSource = {};
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
   return out;

@@ -12,9 +12,9 @@ export interface StoredTotals {
 }
 
 /** An isolate not heard from for this long is forgotten; a push it retries later than that would count twice. */
-export const ISOLATE_MEMORY_MS = 60 * 60 * 1000;
+const ISOLATE_MEMORY_MS = 60 * 60 * 1000;
 /** At most this many series in all: a bound on storage, far above what the closed label sets make. */
-export const MAX_SERIES = 20_000;
+const MAX_SERIES = 20_000;
 
 const FAMILY_LIST: readonly MetricFamily[] = Object.values(FAMILIES);
 const BY_NAME = new Map(FAMILY_LIST.map((f) => [f.name, f]));
