@@ -53,6 +53,32 @@ export function createGuardMetrics(registry: Registry, status: () => GuardStatus
     ...promOptions(F.cooldowns),
     registers,
   });
+  createGuardGauges(registers, status);
+  opens.inc(0);
+  cooldowns.inc(0);
+  // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
+  // registered clients times the results.
+  return {
+    clientSearch(client, result) {
+      searches.bind(`${client} ${result}`, { client, result }).inc();
+    },
+    clientUpstreamCall(client) {
+      upstreamCalls.inc({ client });
+    },
+    quotaRejected(client, scope) {
+      rejections.inc({ client, scope });
+    },
+    breakerOpened() {
+      opens.inc();
+    },
+    upstreamCooldown() {
+      cooldowns.inc();
+    },
+  };
+}
+
+/** The guard's gauges, read at scrape time from what this process last saw. */
+function createGuardGauges(registers: Registry[], status: () => GuardStatus | undefined): void {
   new Gauge({
     ...promOptions(F.breakerState),
     registers,
@@ -112,25 +138,4 @@ export function createGuardMetrics(registry: Registry, status: () => GuardStatus
       this.set(status()?.budget?.limit ?? 0);
     },
   });
-  opens.inc(0);
-  cooldowns.inc(0);
-  // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
-  // registered clients times the results.
-  return {
-    clientSearch(client, result) {
-      searches.bind(`${client} ${result}`, { client, result }).inc();
-    },
-    clientUpstreamCall(client) {
-      upstreamCalls.inc({ client });
-    },
-    quotaRejected(client, scope) {
-      rejections.inc({ client, scope });
-    },
-    breakerOpened() {
-      opens.inc();
-    },
-    upstreamCooldown() {
-      cooldowns.inc();
-    },
-  };
 }
