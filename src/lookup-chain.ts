@@ -54,7 +54,7 @@ export function createLookupChain(
   // 4. The upstream.
   const upstreamSearch = createSearchClient({
     http: runtime.http,
-    tokens: parts.upstreamTokens,
+    upstreamTokens: parts.upstreamTokens,
     baseUrl: upstream.baseUrl,
     timeoutMs: upstream.timeoutMs,
     clock,
