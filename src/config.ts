@@ -555,13 +555,13 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     ...v,
     upstream,
     redis: { ...v.redis, connection },
+    /**
+     * The bound of one call to a shared store (token, lookup tier, counters): REDIS_TIMEOUT_MS on Node, where the
+     * stores are Redis; the Worker's settings set DURABLE_OBJECT_TIMEOUT_MS here.
+     */
+    sharedStoreTimeoutMs: v.redis.timeoutMs,
     // Derived from the upstream's bound, not set apart: waiting longer gains nothing (the call is over by then).
     /** The deadline of a search or batch whose caller sends no `Prefer: wait`: the whole upstream lookup's bound. */
     lookupDeadlineMs: u.timeoutMs,
-    sharedCache: {
-      ...v.sharedCache,
-      /** How long a miss waits for another replica's upstream call for the same number: that call's own bound. */
-      fillWaitMs: u.timeoutMs,
-    },
   };
 }

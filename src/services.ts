@@ -121,7 +121,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     store: runtime.tokenStore,
     storeHealth:
       runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
-    storeTimeoutMs: config.redis.timeoutMs,
+    storeTimeoutMs: config.sharedStoreTimeoutMs,
   });
   const background = runtime.background ?? inProcess;
   const counters = runtime.counters ?? createMemoryCounterStore({ clock });
@@ -228,7 +228,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
       guard,
       logger,
       clock,
-      lookupDeadlineMs: config.lookupDeadlineMs,
+      lookupDeadlineMs: upstream.timeoutMs,
       upstreamTimeoutMs: upstream.timeoutMs,
       trustProxyHops: config.trustProxyHops,
     }),

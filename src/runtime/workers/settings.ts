@@ -108,7 +108,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
       ...config,
       upstream: config.upstream,
       metrics: { ...config.metrics, port: 0 },
-      redis: { ...config.redis, timeoutMs: own.durableObjectTimeoutMs },
+      sharedStoreTimeoutMs: own.durableObjectTimeoutMs,
     },
     durableObjectTimeoutMs: own.durableObjectTimeoutMs,
     lookupCacheHost: own.lookupCacheHost,
