@@ -3,7 +3,7 @@ import type { LookupNote } from './observability/request-recorder.js';
 
 export type { LookupNote };
 
-export interface AppVariables {
+interface AppVariables {
   requestId: string;
   /** The internal client of a verified gateway token. */
   clientId: string;

@@ -27,7 +27,7 @@ export { ConfigError, type ConfigProblem, type EnvSource } from './settings-tabl
 export const RESERVED_CLIENT_IDS: readonly string[] = ['console', 'gateway'];
 
 /** The console's daily upstream quota when CLIENT_UPSTREAM_QUOTAS has no `console:N` entry. */
-export const CONSOLE_QUOTA_PER_DAY = 1000;
+const CONSOLE_QUOTA_PER_DAY = 1000;
 
 const httpUrl = z.pipe(
   text(
@@ -432,8 +432,6 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
  * hand-written copy of its shape.
  */
 export type Config = ReturnType<typeof parseConfig>;
-/** The upstream's addresses and credentials; null in {@link Config} when none is set (demo mode, Node only). */
-export type UpstreamConfig = NonNullable<Config['upstream']>;
 /** The cost guard (docs/cost-control.md). */
 export type GuardConfig = Config['guard'];
 /** OpenTelemetry tracing; null in {@link Config} when it is off. */
@@ -663,13 +661,10 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     upstream,
     tracing,
     redis: { ...v.redis, connection },
-    // Derived from the upstream's bound, not set apart: waiting longer gains nothing (the call is over by then).
-    /** The deadline of a search or batch whose caller sends no `Prefer: wait`: the whole upstream lookup's bound. */
-    lookupDeadlineMs: u.timeoutMs,
-    sharedCache: {
-      ...v.sharedCache,
-      /** How long a miss waits for another replica's upstream call for the same number: that call's own bound. */
-      fillWaitMs: u.timeoutMs,
-    },
+    /**
+     * The bound of one call to a shared store (token, lookup tier, counters): REDIS_TIMEOUT_MS on Node, where the
+     * stores are Redis; the Worker's settings set DURABLE_OBJECT_TIMEOUT_MS here.
+     */
+    sharedStoreTimeoutMs: v.redis.timeoutMs,
   };
 }

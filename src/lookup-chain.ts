@@ -54,7 +54,7 @@ export function createLookupChain(
   // 4. The upstream.
   const upstreamSearch = createSearchClient({
     http: runtime.http,
-    tokens: parts.upstreamTokens,
+    upstreamTokens: parts.upstreamTokens,
     baseUrl: upstream.baseUrl,
     timeoutMs: upstream.timeoutMs,
     clock,
@@ -112,8 +112,9 @@ function sharedTier(
       telemetry: runtime.telemetry,
     }),
     background,
-    timeoutMs: config.redis.timeoutMs,
-    fillWaitMs: config.sharedCache.fillWaitMs,
+    timeoutMs: config.sharedStoreTimeoutMs,
+    // Another replica's upstream call for the same number ends within its own bound: waiting longer gains nothing.
+    fillWaitMs: upstreamTimeoutMs,
     // Outlives the filler's one upstream call (bounded by UPSTREAM_TIMEOUT_MS), so a filler that died blocks nobody long.
     leaseMs: upstreamTimeoutMs + 1000,
   };

@@ -107,49 +107,13 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const { upstream } = config;
   if (!upstream) throw new Error('no upstream configured: the runtime must start demo mode or refuse to start');
   if (!config.gatewayTokens.secret) throw new Error('GATEWAY_TOKEN_SECRET is missing');
-  const { clock, logger, telemetry, http } = runtime;
+  const { clock, logger, telemetry } = runtime;
 
-  const upstreamTokens = createTokenManager({
-    http,
-    authUrl: upstream.authUrl,
-    clientId: upstream.clientId,
-    clientSecret: upstream.clientSecret,
-    timeoutMs: upstream.timeoutMs,
-    expiresInUnit: upstream.expiresInUnit,
-    refreshAheadSeconds: upstream.refreshAheadSeconds,
-    background: runtime.background,
-    clock,
-    telemetry,
-    logger,
-    store: runtime.tokenStore,
-    storeHealth:
-      runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
-    storeTimeoutMs: config.redis.timeoutMs,
-  });
+  const upstreamTokens = createUpstreamTokens(config, upstream, runtime);
   const background = runtime.background ?? inProcess;
-  const counters = runtime.counters ?? createMemoryCounterStore({ clock });
-  // One health per shared store, shared by its users: one log line and one metric move per transition.
-  const counterHealth = runtime.counters
-    ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry })
-    : undefined;
-  const countersWhenDown = (mode: CounterStoreErrorMode) =>
-    counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters;
-  const guard = createCostGuard({
-    config: config.guard,
-    timeoutMs: upstream.timeoutMs,
-    clients: [...config.clients.keys()],
-    // Rates and search counts are counted here first anyway: while the store is down they stay per process.
-    counters: countersWhenDown('memory'),
-    limiters: runtime.limiters,
-    limiterHealth: counterHealth,
-    headerFormat: config.rateLimitHeaders,
-    quotaCounters: countersWhenDown(config.guard.onStoreError),
-    // The 429 cooldown and the breaker's opening for the deployment; per process while the store is down.
-    pauseCounters: counterHealth && countersWhenDown('memory'),
-    clock,
-    telemetry,
-    background,
-  });
+  const shared = sharedCounters(runtime);
+  const { counters, counterHealth } = shared;
+  const guard = createGuard(config, upstream, runtime, shared, background);
   // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/lookup-chain.ts).
   const { lookup, lookupCache } = createLookupChain(config, runtime, { upstreamTokens, guard, background });
   const clients = createClientRegistry(config.clients);
@@ -213,7 +177,6 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     telemetry,
     logger,
     clock,
-    lookupDeadlineMs: config.lookupDeadlineMs,
     upstreamTimeoutMs: upstream.timeoutMs,
     trustProxyHops: config.trustProxyHops,
   });
@@ -256,4 +219,72 @@ function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefi
     record(r);
     hook(r);
   };
+}
+
+function createUpstreamTokens(config: Config, upstream: NonNullable<Config['upstream']>, runtime: RuntimeDeps) {
+  const { logger, telemetry } = runtime;
+  return createTokenManager({
+    http: runtime.http,
+    authUrl: upstream.authUrl,
+    clientId: upstream.clientId,
+    clientSecret: upstream.clientSecret,
+    timeoutMs: upstream.timeoutMs,
+    expiresInUnit: upstream.expiresInUnit,
+    refreshAheadSeconds: upstream.refreshAheadSeconds,
+    background: runtime.background,
+    clock: runtime.clock,
+    telemetry,
+    logger,
+    store: runtime.tokenStore,
+    storeHealth:
+      runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
+    storeTimeoutMs: config.sharedStoreTimeoutMs,
+  });
+}
+
+/** The counter store and its health; one health per shared store, shared by its users: one log line and one metric move per transition. */
+interface SharedCounters {
+  counters: CounterStore;
+  counterHealth: ReturnType<typeof createStoreHealth> | undefined;
+  /** The store as a user sees it while it is down: per process (`memory`) or as the setting says. */
+  whenDown: (mode: CounterStoreErrorMode) => CounterStore;
+}
+
+function sharedCounters(runtime: RuntimeDeps): SharedCounters {
+  const { clock, logger, telemetry } = runtime;
+  const counters = runtime.counters ?? createMemoryCounterStore({ clock });
+  const counterHealth = runtime.counters
+    ? createStoreHealth({ store: 'counter', kind: runtime.counters.kind, logger, telemetry })
+    : undefined;
+  return {
+    counters,
+    counterHealth,
+    whenDown: (mode) =>
+      counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters,
+  };
+}
+
+function createGuard(
+  config: Config,
+  upstream: NonNullable<Config['upstream']>,
+  runtime: RuntimeDeps,
+  shared: SharedCounters,
+  background: RunInBackground,
+): CostGuard {
+  return createCostGuard({
+    config: config.guard,
+    timeoutMs: upstream.timeoutMs,
+    clients: [...config.clients.keys()],
+    // Rates and search counts are counted here first anyway: while the store is down they stay per process.
+    counters: shared.whenDown('memory'),
+    limiters: runtime.limiters,
+    limiterHealth: shared.counterHealth,
+    headerFormat: config.rateLimitHeaders,
+    quotaCounters: shared.whenDown(config.guard.onStoreError),
+    // The 429 cooldown and the breaker's opening for the deployment; per process while the store is down.
+    pauseCounters: shared.counterHealth && shared.whenDown('memory'),
+    clock: runtime.clock,
+    telemetry: runtime.telemetry,
+    background,
+  });
 }

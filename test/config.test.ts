@@ -42,11 +42,11 @@ describe('configuration', () => {
     expect(c.trustProxyHops).toBe(0);
   });
 
-  it("waits for another replica's fill as long as an upstream call, and reads the shared tier's entry bound", () => {
-    expect(parseConfig(full).sharedCache).toEqual({ fillWaitMs: 3000, maxEntryBytes: 262_144 });
-    expect(
-      parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '1500', CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache,
-    ).toEqual({ fillWaitMs: 1500, maxEntryBytes: 4096 });
+  it("reads the shared tier's entry bound", () => {
+    expect(parseConfig(full).sharedCache).toEqual({ maxEntryBytes: 262_144 });
+    expect(parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '4096' }).sharedCache).toEqual({
+      maxEntryBytes: 4096,
+    });
     expect(() => parseConfig({ ...full, CACHE_SHARED_MAX_ENTRY_BYTES: '10' })).toThrow(
       /CACHE_SHARED_MAX_ENTRY_BYTES: must be a whole number from 1024 to /,
     );
@@ -231,9 +231,9 @@ describe('cost guard configuration', () => {
 });
 
 describe('configuration of the PBX routes', () => {
-  it('takes the lookup deadline from the upstream timeout and defaults the CNAM route to a 15-character name within 1 s', () => {
+  it('takes the upstream timeout as given and defaults the CNAM route to a 15-character name within 1 s', () => {
     const c = parseConfig({ ...full, UPSTREAM_TIMEOUT_MS: '2500' });
-    expect(c.lookupDeadlineMs).toBe(2500);
+    expect(c.upstream?.timeoutMs).toBe(2500);
     expect(c.cnam).toEqual({ deadlineMs: 1000, maxLength: 15, fallback: '' });
     expect(c.batch).toEqual({ maxNumbers: 100 });
   });
@@ -373,7 +373,7 @@ describe("the Worker's own settings", () => {
   it('reads them from the same kind of table, with their defaults', () => {
     const w = readWorkerSettings(full);
     expect([w.durableObjectTimeoutMs, w.lookupCacheHost, w.lookupCacheApi]).toEqual([1000, undefined, true]);
-    expect(w.config.redis.timeoutMs).toBe(1000);
+    expect(w.config.sharedStoreTimeoutMs).toBe(1000);
     const set = readWorkerSettings({ ...full, LOOKUP_CACHE_API: 'off', LOOKUP_CACHE_HOST: 'gw.example.com' });
     expect([set.lookupCacheApi, set.lookupCacheHost]).toEqual([false, 'gw.example.com']);
   });

@@ -3,7 +3,7 @@
 import { parsePath, readPath } from '../upstream/search-client.js';
 import { cutToLength, foldToAscii } from './ascii-fold.js';
 
-export type CallerName = { name: string } | { none: 'no-listing' | 'no-name' };
+type CallerName = { name: string } | { none: 'no-listing' | 'no-name' };
 
 export interface CallerNameOptions {
   /** Dotted path of the results array in the upstream's body (UPSTREAM_BODY.resultsPath). */

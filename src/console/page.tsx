@@ -49,7 +49,7 @@ export interface ConsolePageProps {
   examples: ConsoleExamples;
 }
 
-export function ConsolePage(props: ConsolePageProps) {
+function ConsolePage(props: ConsolePageProps) {
   return (
     <Document title="Caller ID console">
       <Header provider={props.provider} />
@@ -136,7 +136,7 @@ export function ConsolePage(props: ConsolePageProps) {
   );
 }
 
-export function PhoneRefusalPage(props: { provider: string }) {
+function PhoneRefusalPage(props: { provider: string }) {
   return (
     <Document title="Caller ID console: tablets and larger">
       <Header provider={props.provider} />

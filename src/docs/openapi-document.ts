@@ -5,7 +5,7 @@ import { OAUTH_TOKEN_PATH } from '../auth/client-credentials-grant.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { componentSchemas } from './openapi-schemas.js';
 
-export const API_VERSION = '0.1.0';
+const API_VERSION = '0.1.0';
 
 export function openApiOptions(): Partial<GenerateSpecOptions> {
   return {

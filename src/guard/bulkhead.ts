@@ -47,28 +47,12 @@ export function createBulkhead(options: { max: number; maxQueue: number; clock: 
     if (c.inFlight === 0 && c.waiting.length === 0) callers.delete(id);
   };
 
-  /** The waiting caller with the fewest calls in flight; of equals, the one served longest ago. */
-  function nextCaller(): [string, Caller] | undefined {
-    let best: [string, Caller] | undefined;
-    for (const entry of callers) {
-      const c = entry[1];
-      if (c.waiting.length === 0) continue;
-      if (
-        best === undefined ||
-        c.inFlight < best[1].inFlight ||
-        (c.inFlight === best[1].inFlight && c.lastGrant < best[1].lastGrant)
-      )
-        best = entry;
-    }
-    return best;
-  }
-
   function release(id: string, c: Caller): void {
     c.inFlight--;
     inFlight--;
     forgetIfIdle(id, c);
     // The slot passes straight to a waiter, so a newcomer cannot overtake the queue.
-    const next = nextCaller();
+    const next = nextCaller(callers);
     if (next === undefined) return;
     const [nextId, nextCallerState] = next;
     const waiter = nextCallerState.waiting.shift()!;
@@ -141,4 +125,20 @@ export function createBulkhead(options: { max: number; maxQueue: number; clock: 
       return queued;
     },
   };
+}
+
+/** The waiting caller with the fewest calls in flight; of equals, the one served longest ago. */
+function nextCaller(callers: Map<string, Caller>): [string, Caller] | undefined {
+  let best: [string, Caller] | undefined;
+  for (const entry of callers) {
+    const c = entry[1];
+    if (c.waiting.length === 0) continue;
+    if (
+      best === undefined ||
+      c.inFlight < best[1].inFlight ||
+      (c.inFlight === best[1].inFlight && c.lastGrant < best[1].lastGrant)
+    )
+      best = entry;
+  }
+  return best;
 }

@@ -31,7 +31,7 @@ import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-g
 
 export const CONSOLE_CLIENT = 'console';
 
-export interface CallerUsage {
+interface CallerUsage {
   id: string;
   searches: number;
   upstreamCalls: number;
@@ -39,7 +39,7 @@ export interface CallerUsage {
   remaining: number | null;
 }
 
-export interface UsageReport {
+interface UsageReport {
   day: string;
   resetsAt: string;
   clients: CallerUsage[];
@@ -90,80 +90,33 @@ export interface CostGuardOptions {
 const SYNC_INTERVAL_MS = 250;
 const secondsOf = (ms: number) => Math.ceil(ms / 1000);
 
+/** The guard's parts, built once from its options. */
+interface GuardParts {
+  options: CostGuardOptions;
+  local: ReturnType<typeof createLocalCounters>;
+  charges: ReturnType<typeof createUpstreamCharges>;
+  cooldown: ReturnType<typeof createCooldown>;
+  breaker: ReturnType<typeof createCircuitBreaker>;
+  bulkhead: ReturnType<typeof createBulkhead>;
+  pauses: typeof localPausesOnly;
+  days: SearchDays;
+}
+
+/**
+ * The day's name, formatted once a day rather than once per search (the hit path counts every hit), and the last
+ * searches key, kept as the hit path counts one client's searches over and over.
+ */
+interface SearchDays {
+  day: { name: string; until: number };
+  last: { client: string; day: string; key: string };
+}
+
 export function createCostGuard(options: CostGuardOptions): CostGuard {
   const { config, clock, telemetry } = options;
   const registered = new Set(options.clients);
   const labelOf = (client: string) => (registered.has(client) || client === CONSOLE_CLIENT ? client : undefined);
-
-  const local = createLocalCounters({
-    store: options.counters,
-    clock,
-    background: options.background,
-    intervalMs: SYNC_INTERVAL_MS,
-  });
-  const charges = createUpstreamCharges({
-    store: options.quotaCounters,
-    clock,
-    telemetry,
-    defaultQuota: config.quotaPerDay,
-    quotas: config.quotas,
-    budget: config.budgetPerDay,
-    isRegistered: (client) => registered.has(client),
-  });
-  const cooldown = createCooldown({
-    defaultMs: config.cooldownSeconds * 1000,
-    maxMs: config.cooldownMaxSeconds * 1000,
-    clock,
-    onStart: () => telemetry.upstreamCooldown(),
-  });
-  const breaker = createCircuitBreaker({
-    failures: config.breakerFailures,
-    openMs: config.breakerOpenSeconds * 1000,
-    clock,
-    onOpen: () => telemetry.breakerOpened(),
-  });
-  const bulkhead = createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock });
-  const pauses = options.pauseCounters
-    ? createSharedPauses({
-        store: options.pauseCounters,
-        clock,
-        onLearn: (kind, ms) => (kind === 'cooldown' ? cooldown.learn(ms) : breaker.openFor(ms)),
-      })
-    : localPausesOnly;
-  // The day's name is formatted once a day, not once per search (the hit path counts every hit).
-  let day = { name: '', until: 0 };
-  const dayOf = (now: number): string => {
-    if (now >= day.until || now < day.until - 86_400_000) day = { name: utcDay(now), until: nextUtcMidnight(now) };
-    return day.name;
-  };
-  // The last key is kept, as the hit path counts one client's searches over and over.
-  let lastSearches = { client: '', day: '', key: '' };
-  const searchesKey = (client: string, now: number): string => {
-    const name = dayOf(now);
-    if (client !== lastSearches.client || name !== lastSearches.day)
-      lastSearches = { client, day: name, key: `searches:${client}:${name}` };
-    return lastSearches.key;
-  };
-
-  async function callerUsage(id: string): Promise<CallerUsage> {
-    const key = searchesKey(id, clock());
-    const [{ used, limit }, stored]: [DailyUse, number] = await Promise.all([
-      charges.usage(id),
-      options.counters.get(key).then(
-        (s) => s?.count ?? 0,
-        () => 0,
-      ),
-    ]);
-    // The store has every replica's reconciled count; this process may know of searches not yet sent.
-    return {
-      id,
-      searches: Math.max(stored, local.peek(key)),
-      upstreamCalls: used,
-      quota: limit,
-      remaining: limit === null ? null : Math.max(0, limit - used),
-    };
-  }
-
+  const g = partsOf(options, registered);
+  const { cooldown, breaker, bulkhead, charges } = g;
   return {
     rate: createClientRate({
       perMinute: config.ratePerMinute,
@@ -179,7 +132,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
         breaker,
         bulkhead,
         charges,
-        pauses,
+        pauses: g.pauses,
         clock,
         telemetry,
         timeoutMs: options.timeoutMs,
@@ -189,34 +142,10 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       const label = labelOf(client);
       if (label === undefined) return;
       telemetry.clientSearch(label, result);
-      local.add(searchesKey(label, now), 1, day.until, now);
+      g.local.add(searchesKey(g.days, label, now), 1, g.days.day.until, now);
     },
     othersFailure: (err, context) => err instanceof QuotaExhaustedError && err.client !== context.client,
-    async usage() {
-      const now = clock();
-      // This process's count of today's searches is reconciled first, so the figure includes it.
-      await local.sync();
-      const [clients, budget] = await Promise.all([
-        Promise.all([...options.clients, CONSOLE_CLIENT].map(callerUsage)),
-        charges.budget(),
-      ]);
-      const b = breaker.snapshot();
-      const cool = cooldown.remainingMs();
-      return {
-        day: utcDay(now),
-        resetsAt: new Date(nextUtcMidnight(now)).toISOString(),
-        clients,
-        budget: {
-          limit: budget.limit,
-          used: budget.used,
-          remaining: budget.limit === null ? null : Math.max(0, budget.limit - budget.used),
-        },
-        breaker: { ...b, retryAfterSeconds: secondsOf(b.retryInMs) },
-        cooldown: { active: cool > 0, retryAfterSeconds: secondsOf(cool) },
-        concurrency: { limit: config.maxConcurrency, inFlight: bulkhead.inFlight, queued: bulkhead.queued },
-        store: options.quotaCounters.kind,
-      };
-    },
+    usage: () => usage(g),
     status() {
       const seen = charges.lastSeen();
       return {
@@ -229,5 +158,110 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
         budget: seen.budget,
       };
     },
+  };
+}
+
+function partsOf(options: CostGuardOptions, registered: Set<string>): GuardParts {
+  const { config, clock, telemetry } = options;
+  const cooldown = createCooldown({
+    defaultMs: config.cooldownSeconds * 1000,
+    maxMs: config.cooldownMaxSeconds * 1000,
+    clock,
+    onStart: () => telemetry.upstreamCooldown(),
+  });
+  const breaker = createCircuitBreaker({
+    failures: config.breakerFailures,
+    openMs: config.breakerOpenSeconds * 1000,
+    clock,
+    onOpen: () => telemetry.breakerOpened(),
+  });
+  return {
+    options,
+    local: createLocalCounters({
+      store: options.counters,
+      clock,
+      background: options.background,
+      intervalMs: SYNC_INTERVAL_MS,
+    }),
+    charges: createUpstreamCharges({
+      store: options.quotaCounters,
+      clock,
+      telemetry,
+      defaultQuota: config.quotaPerDay,
+      quotas: config.quotas,
+      budget: config.budgetPerDay,
+      isRegistered: (client) => registered.has(client),
+    }),
+    cooldown,
+    breaker,
+    bulkhead: createBulkhead({ max: config.maxConcurrency, maxQueue: config.maxQueue, clock }),
+    pauses: options.pauseCounters
+      ? createSharedPauses({
+          store: options.pauseCounters,
+          clock,
+          onLearn: (kind, ms) => (kind === 'cooldown' ? cooldown.learn(ms) : breaker.openFor(ms)),
+        })
+      : localPausesOnly,
+    days: { day: { name: '', until: 0 }, last: { client: '', day: '', key: '' } },
+  };
+}
+
+function dayOf(days: SearchDays, now: number): string {
+  if (now >= days.day.until || now < days.day.until - 86_400_000) {
+    days.day = { name: utcDay(now), until: nextUtcMidnight(now) };
+  }
+  return days.day.name;
+}
+
+function searchesKey(days: SearchDays, client: string, now: number): string {
+  const name = dayOf(days, now);
+  if (client !== days.last.client || name !== days.last.day)
+    days.last = { client, day: name, key: `searches:${client}:${name}` };
+  return days.last.key;
+}
+
+async function callerUsage(g: GuardParts, id: string): Promise<CallerUsage> {
+  const key = searchesKey(g.days, id, g.options.clock());
+  const [{ used, limit }, stored]: [DailyUse, number] = await Promise.all([
+    g.charges.usage(id),
+    g.options.counters.get(key).then(
+      (s) => s?.count ?? 0,
+      () => 0,
+    ),
+  ]);
+  // The store has every replica's reconciled count; this process may know of searches not yet sent.
+  return {
+    id,
+    searches: Math.max(stored, g.local.peek(key)),
+    upstreamCalls: used,
+    quota: limit,
+    remaining: limit === null ? null : Math.max(0, limit - used),
+  };
+}
+
+async function usage(g: GuardParts): Promise<UsageReport> {
+  const { options, breaker, cooldown, bulkhead } = g;
+  const now = options.clock();
+  // This process's count of today's searches is reconciled first, so the figure includes it.
+  await g.local.sync();
+  const [clients, budget] = await Promise.all([
+    Promise.all([...options.clients, CONSOLE_CLIENT].map((id) => callerUsage(g, id))),
+    g.charges.budget(),
+  ]);
+  const b = breaker.snapshot();
+  const cool = cooldown.remainingMs();
+  return {
+    day: utcDay(now),
+    resetsAt: new Date(nextUtcMidnight(now)).toISOString(),
+    clients,
+    budget: {
+      limit: budget.limit,
+      used: budget.used,
+      remaining: budget.limit === null ? null : Math.max(0, budget.limit - budget.used),
+    },
+    breaker: { ...b, retryAfterSeconds: secondsOf(b.retryInMs) },
+    cooldown: { active: cool > 0, retryAfterSeconds: secondsOf(cool) },
+    concurrency: { limit: options.config.maxConcurrency, inFlight: bulkhead.inFlight, queued: bulkhead.queued },
+    store: options.quotaCounters.kind,
   };
 }

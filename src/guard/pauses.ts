@@ -153,7 +153,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBre
 // breaker's opening, each kept as a window in the counter store (Redis, Durable Objects), so the deployment
 // pauses together instead of each replica paying its own 429 or its own N failures.
 
-export type PauseKind = 'cooldown' | 'breaker';
+type PauseKind = 'cooldown' | 'breaker';
 
 export interface SharedPauses {
   /**

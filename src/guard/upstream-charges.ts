@@ -19,7 +19,7 @@ export function nextUtcMidnight(now: number): number {
 }
 
 /** Whole seconds until the next UTC midnight, at least 1: a `Retry-After` for a daily limit. */
-export function secondsUntilNextUtcMidnight(now: number): number {
+function secondsUntilNextUtcMidnight(now: number): number {
   return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
 }
 
@@ -34,7 +34,7 @@ export class QuotaExhaustedError extends GatewayError {
   }
 }
 
-export interface Reservation {
+interface Reservation {
   /** Gives the call back (it failed, or was never made): not charged. */
   refund(): Promise<void>;
 }
@@ -95,40 +95,12 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
     seen.set(who, { day, used });
   }
 
-  async function consume(key: string, limit: number, now: number) {
-    try {
-      return await store.consume(key, 1, limit, nextUtcMidnight(now) - now);
-    } catch (err) {
-      throw new GatewayError(
-        'unavailable',
-        'Upstream calls are paused because quotas cannot be checked right now; cached answers are still served.',
-        {
-          headers: { 'retry-after': STORE_DOWN_RETRY_SECONDS },
-          cause: err,
-        },
-      );
-    }
-  }
-
-  /** Best effort: a refund lost to a store outage charges one call too many, never one too few. */
-  async function refund(key: string, now: number): Promise<void> {
-    await store.add(key, -1, Math.max(1, nextUtcMidnight(now) - now)).catch(() => {});
-  }
-
-  async function read(key: string): Promise<number> {
-    try {
-      return (await store.get(key))?.count ?? 0;
-    } catch {
-      return 0;
-    }
-  }
-
   return {
     async reserve(client) {
       const now = clock();
       const day = utcDay(now);
       const quota = quotaOf(client);
-      const q = await consume(quotaKey(client, day), quota ?? UNLIMITED, now);
+      const q = await consume(store, quotaKey(client, day), quota ?? UNLIMITED, now);
       if (quota !== undefined) note(client, day, q.count);
       if (!q.allowed) {
         telemetry.quotaRejected(client, 'quota');
@@ -140,14 +112,14 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
       }
       let b;
       try {
-        b = await consume(budgetKey(day), options.budget ?? UNLIMITED, now);
+        b = await consume(store, budgetKey(day), options.budget ?? UNLIMITED, now);
       } catch (err) {
-        await refund(quotaKey(client, day), now);
+        await refund(store, quotaKey(client, day), now);
         throw err;
       }
       if (options.budget !== undefined) note(BUDGET, day, b.count);
       if (!b.allowed) {
-        await refund(quotaKey(client, day), now);
+        await refund(store, quotaKey(client, day), now);
         telemetry.quotaRejected(client, 'budget');
         throw new GatewayError(
           'budget_exhausted',
@@ -163,15 +135,15 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
           if (refunded) return;
           refunded = true;
           const at = clock();
-          await Promise.all([refund(quotaKey(client, day), at), refund(budgetKey(day), at)]);
+          await Promise.all([refund(store, quotaKey(client, day), at), refund(store, budgetKey(day), at)]);
         },
       };
     },
     async usage(client) {
-      return { used: await read(quotaKey(client, utcDay(clock()))), limit: quotaOf(client) ?? null };
+      return { used: await read(store, quotaKey(client, utcDay(clock()))), limit: quotaOf(client) ?? null };
     },
     async budget() {
-      return { used: await read(budgetKey(utcDay(clock()))), limit: options.budget ?? null };
+      return { used: await read(store, budgetKey(utcDay(clock()))), limit: options.budget ?? null };
     },
     quotaOf,
     lastSeen() {
@@ -188,4 +160,32 @@ export function createUpstreamCharges(options: UpstreamChargesOptions): Upstream
       return { quotas, budget: options.budget === undefined ? null : { used: used(BUDGET), limit: options.budget } };
     },
   };
+}
+
+async function consume(store: CounterStore, key: string, limit: number, now: number) {
+  try {
+    return await store.consume(key, 1, limit, nextUtcMidnight(now) - now);
+  } catch (err) {
+    throw new GatewayError(
+      'unavailable',
+      'Upstream calls are paused because quotas cannot be checked right now; cached answers are still served.',
+      {
+        headers: { 'retry-after': STORE_DOWN_RETRY_SECONDS },
+        cause: err,
+      },
+    );
+  }
+}
+
+/** Best effort: a refund lost to a store outage charges one call too many, never one too few. */
+async function refund(store: CounterStore, key: string, now: number): Promise<void> {
+  await store.add(key, -1, Math.max(1, nextUtcMidnight(now) - now)).catch(() => {});
+}
+
+async function read(store: CounterStore, key: string): Promise<number> {
+  try {
+    return (await store.get(key))?.count ?? 0;
+  } catch {
+    return 0;
+  }
 }

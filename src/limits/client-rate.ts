@@ -14,7 +14,7 @@ import {
 } from './headers.js';
 import { createLimit, type SharedLimiters } from './limit.js';
 
-export interface RateDecision {
+interface RateDecision {
   allowed: boolean;
   state: RateLimitState;
 }
@@ -40,7 +40,7 @@ export interface ClientRateOptions {
   headerFormat: RateLimitHeaderFormat;
 }
 
-export const CLIENT_POLICY = 'client';
+const CLIENT_POLICY = 'client';
 const MINUTE_MS = 60_000;
 /** Reconciling the local counts with the store at most this often keeps it at a few commands per second. */
 const SYNC_INTERVAL_MS = 250;

@@ -20,7 +20,7 @@ import { createLimit, type Limit, type SharedLimiters } from './limit.js';
  * - `open`: do not count, every request passes (availability first);
  * - `closed`: refuse console searches with 503 (cost control first).
  */
-export type StoreErrorMode = CounterStoreErrorMode;
+type StoreErrorMode = CounterStoreErrorMode;
 
 export type ConsumeOutcome =
   | { allowed: true; state: RateLimitState }
@@ -60,7 +60,7 @@ const TOTAL_KEY = 'all';
 /** The limits' keys, inside the store's own namespace (REDIS_KEY_PREFIX on Node, the COUNTERS objects on Workers). */
 const KEY_PREFIX = 'console-rl';
 const UNKNOWN_ADDRESS = 'unknown';
-export const CONSOLE_POLICIES = { address: 'console-address', total: 'console-total' } as const;
+const CONSOLE_POLICIES = { address: 'console-address', total: 'console-total' } as const;
 
 export function createConsoleRateLimiter(options: ConsoleRateLimiterOptions): ConsoleRateLimiter {
   const { perAddress, total, windowSeconds, onStoreError, logger, clock } = options;

@@ -26,7 +26,7 @@ export interface SharedLimiters {
   create(spec: LimitSpec): RateLimiterAbstract;
 }
 
-export interface LimitDecision extends CounterState {
+interface LimitDecision extends CounterState {
   allowed: boolean;
 }
 

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 import type { RunInBackground } from '../shared-state/background.js';
 
-export interface LocalDecision {
+interface LocalDecision {
   allowed: boolean;
   /** The count as this process knows it, this take included when allowed. */
   count: number;

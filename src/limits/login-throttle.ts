@@ -7,9 +7,9 @@ import type { StoreHealth } from '../shared-state/store-health.js';
 import { createRateLimitFields, type RateLimitHeaderFormat } from './headers.js';
 import { createLimit, type SharedLimiters } from './limit.js';
 
-export const LOGIN_POLICIES = { address: 'login-address', client: 'login-client' } as const;
+const LOGIN_POLICIES = { address: 'login-address', client: 'login-client' } as const;
 
-export interface LoginAttempt {
+interface LoginAttempt {
   allowed: boolean;
   /** When refused: seconds until the window that refused it ends. */
   retryAfterSeconds: number;

@@ -50,7 +50,7 @@ export interface LookupCache {
 /** The context of reads that name no caller (unit tests of the cache itself). */
 export const UNNAMED_CALLER: LookupContext = { client: 'gateway' };
 
-export interface PurgeResult {
+interface PurgeResult {
   /** Entries this process dropped. */
   purged: number;
   /** Whether the shared tier took the purge (and fanned it out); false when it did not answer; absent without one. */
@@ -109,68 +109,133 @@ export function bodyLengths(body: string): { utf8: number; memory: number } {
 /** Reads that see stale values too: our own windows decide, lru-cache's TTL only ends retention. */
 const READ_STALE = { allowStale: true } as const;
 
+/** The cache's settings and parts, shared by the functions below. */
+interface Shape {
+  options: LookupCacheOptions;
+  clock: Clock;
+  resultsPath: string[];
+  revalidateMs: number;
+  staleIfErrorMs: number;
+}
+
+/** A shape with its entries: the LRU, and the shared tier's loads when there is one. */
+interface Store extends Shape {
+  lru: LRUCache<string, CachedAnswer, LookupContext>;
+  tiered: ReturnType<typeof createTieredLoad> | undefined;
+}
+
 export function createLookupCache(options: LookupCacheOptions): LookupCache {
-  const { clock, load, maxBytes } = options;
-  const resultsPath = parsePath(options.resultsPath);
-  const revalidateMs = options.staleWhileRevalidateSeconds * 1000;
-  const staleIfErrorMs = options.staleIfErrorSeconds * 1000;
-
-  /** The answer as this process holds it; a shared entry keeps the windows of the replica that fetched it (true `Age`). */
-  function answerOf(
-    e164: string,
-    from: Omit<TierEntry, 'v'>,
-    origin: CachedAnswer['origin'],
-    tierKey: string | undefined,
-  ): CachedAnswer {
-    const { body, revalidateUntil, staleIfErrorUntil } = from;
-    const lengths = bodyLengths(body);
-    const size = ENTRY_OVERHEAD_BYTES + e164.length + lengths.memory + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
-    return {
-      body,
-      bodyBytes: lengths.utf8,
-      // One shared string for the usual type instead of one copy per entry.
-      contentType: from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType,
-      storedAt: from.storedAt,
-      ttlSeconds: from.ttlSeconds,
-      freshUntil: from.freshUntil,
-      revalidateUntil,
-      staleIfErrorUntil,
-      listed: from.listed,
-      size,
-      stored: size <= maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock(),
-      origin,
-      tierKey,
-    };
-  }
-
-  function toAnswer(e164: string, loaded: UpstreamAnswer, now: number, tierKey?: string): CachedAnswer {
-    const listed = loaded.listed ?? hasListing(loaded.body, resultsPath);
-    const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
-    const freshUntil = now + ttlSeconds * 1000;
-    const entry: Omit<TierEntry, 'v'> = {
-      body: loaded.body,
-      contentType: loaded.contentType,
-      storedAt: now,
-      ttlSeconds,
-      freshUntil,
-      revalidateUntil: freshUntil + revalidateMs,
-      staleIfErrorUntil: freshUntil + staleIfErrorMs,
-      listed,
-    };
-    return answerOf(e164, entry, 'upstream', tierKey);
-  }
-
+  const { clock, maxBytes } = options;
+  const shape: Shape = {
+    options,
+    clock,
+    resultsPath: parsePath(options.resultsPath),
+    revalidateMs: options.staleWhileRevalidateSeconds * 1000,
+    staleIfErrorMs: options.staleIfErrorSeconds * 1000,
+  };
   const tiered =
     options.shared === undefined
       ? undefined
       : createTieredLoad(options.shared, {
           clock,
-          upstream: async (e164, context, key) => toAnswer(e164, await load(e164, context), clock(), key),
-          fromShared: (e164, entry, key) => answerOf(e164, entry, 'shared', key),
+          upstream: async (e164, context, key) =>
+            toAnswer(shape, e164, await options.load(e164, context), clock(), key),
+          fromShared: (e164, entry, key) => answerOf(shape, e164, entry, 'shared', key),
         });
+  const store: Store = { ...shape, tiered, lru: createLru(shape, tiered) };
+  const { lru } = store;
+  options.shared?.tier.onPurge((key) => purgedElsewhere(store, key));
 
-  const lru = new LRUCache<string, CachedAnswer, LookupContext>({
-    maxSize: maxBytes,
+  return {
+    read(e164, context = UNNAMED_CALLER) {
+      const now = clock();
+      const seen = lru.get(e164, READ_STALE);
+      if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, result: 'hit', now });
+      return readSlow(store, e164, seen, now, context);
+    },
+    readFresh(e164, now = clock()) {
+      const seen = lru.get(e164, READ_STALE);
+      return seen !== undefined && now < seen.freshUntil ? { answer: seen, result: 'hit', now } : undefined;
+    },
+    readStale(e164) {
+      const now = clock();
+      const seen = lru.get(e164, READ_STALE);
+      return seen !== undefined && now < seen.staleIfErrorUntil
+        ? { answer: seen, result: 'stale_if_error', now }
+        : undefined;
+    },
+    delete: (e164) => lru.delete(e164),
+    clear: () => clear(lru),
+    async purge(e164) {
+      const purged = lru.delete(e164) ? 1 : 0;
+      return tiered === undefined ? { purged } : { purged, shared: await tiered.purge(e164) };
+    },
+    async purgeAll() {
+      const purged = clear(lru);
+      return tiered === undefined ? { purged } : { purged, shared: await tiered.purgeAll() };
+    },
+    get entries() {
+      return lru.size;
+    },
+    get bytes() {
+      return lru.calculatedSize;
+    },
+    maxBytes,
+    purgeReach: options.shared === undefined ? 'process' : (options.shared.tier.purgeReach ?? 'deployment'),
+  };
+}
+
+/** The answer as this process holds it; a shared entry keeps the windows of the replica that fetched it (true `Age`). */
+function answerOf(
+  { options, clock }: Shape,
+  e164: string,
+  from: Omit<TierEntry, 'v'>,
+  origin: CachedAnswer['origin'],
+  tierKey: string | undefined,
+): CachedAnswer {
+  const { body, revalidateUntil, staleIfErrorUntil } = from;
+  const lengths = bodyLengths(body);
+  const size = ENTRY_OVERHEAD_BYTES + e164.length + lengths.memory + (tierKey === undefined ? 0 : TIER_KEY_BYTES);
+  return {
+    body,
+    bodyBytes: lengths.utf8,
+    // One shared string for the usual type instead of one copy per entry.
+    contentType: from.contentType === JSON_TYPE ? JSON_TYPE : from.contentType,
+    storedAt: from.storedAt,
+    ttlSeconds: from.ttlSeconds,
+    freshUntil: from.freshUntil,
+    revalidateUntil,
+    staleIfErrorUntil,
+    listed: from.listed,
+    size,
+    stored: size <= options.maxBytes && Math.max(revalidateUntil, staleIfErrorUntil) > clock(),
+    origin,
+    tierKey,
+  };
+}
+
+function toAnswer(shape: Shape, e164: string, loaded: UpstreamAnswer, now: number, tierKey?: string): CachedAnswer {
+  const { options } = shape;
+  const listed = loaded.listed ?? hasListing(loaded.body, shape.resultsPath);
+  const ttlSeconds = listed ? options.ttlSeconds : options.negativeTtlSeconds;
+  const freshUntil = now + ttlSeconds * 1000;
+  const entry: Omit<TierEntry, 'v'> = {
+    body: loaded.body,
+    contentType: loaded.contentType,
+    storedAt: now,
+    ttlSeconds,
+    freshUntil,
+    revalidateUntil: freshUntil + shape.revalidateMs,
+    staleIfErrorUntil: freshUntil + shape.staleIfErrorMs,
+    listed,
+  };
+  return answerOf(shape, e164, entry, 'upstream', tierKey);
+}
+
+function createLru(shape: Shape, tiered: Store['tiered']): LRUCache<string, CachedAnswer, LookupContext> {
+  const { options, clock } = shape;
+  return new LRUCache<string, CachedAnswer, LookupContext>({
+    maxSize: options.maxBytes,
     sizeCalculation: (answer) => answer.size,
     // Retention only; replaced per entry below. Fresh/stale is decided by the answer's own timestamps.
     ttl: Math.max(
@@ -188,7 +253,7 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
     fetchMethod: async (e164, stale, { options: fetchOptions, context }) => {
       const answer =
         tiered === undefined
-          ? toAnswer(e164, await load(e164, context), clock())
+          ? toAnswer(shape, e164, await options.load(e164, context), clock())
           : await tiered.load(e164, stale, context);
       // Kept until the later of its two stale windows ends; 1 ms when nothing may be kept.
       fetchOptions.ttl = Math.max(
@@ -199,112 +264,86 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
       return answer;
     },
   });
+}
 
-  // Purges made on any replica: one number by its tier key (a loop over the entries, only on a purge, so entries
-  // carry no side index), or everything, also after a reconnect that may have lost messages.
-  options.shared?.tier.onPurge((key) => {
-    if (key === null) {
-      lru.clear();
-      return;
-    }
-    const loading = tiered?.inFlight(key);
-    if (loading !== undefined) lru.delete(loading);
-    let match: string | undefined;
-    lru.forEach((answer, e164) => {
-      if (answer.tierKey === key) match = e164;
-    });
-    if (match !== undefined) lru.delete(match);
-  });
-
-  function clear(): number {
-    const count = lru.size;
+/**
+ * A purge made on any replica: one number by its tier key (a loop over the entries, only on a purge, so entries
+ * carry no side index), or everything (`null`), also after a reconnect that may have lost messages.
+ */
+function purgedElsewhere({ lru, tiered }: Store, key: string | null): void {
+  if (key === null) {
     lru.clear();
-    return count;
+    return;
   }
+  const loading = tiered?.inFlight(key);
+  if (loading !== undefined) lru.delete(loading);
+  let match: string | undefined;
+  lru.forEach((answer, e164) => {
+    if (answer.tierKey === key) match = e164;
+  });
+  if (match !== undefined) lru.delete(match);
+}
 
-  function refreshInBackground(e164: string, context: LookupContext): void {
-    // Joins a refresh already running instead of starting another; readers keep getting the stale value meanwhile.
-    // The promise settles when the refresh does (allowStale would settle it at once with the stale value), so the
-    // runtime keeps the refresh alive until then.
-    const refresh = lru.fetch(e164, { forceRefresh: true, allowStale: false, context });
-    if (options.background) options.background(refresh);
-    else refresh.catch(() => {});
+function clear(lru: Store['lru']): number {
+  const count = lru.size;
+  lru.clear();
+  return count;
+}
+
+function refreshInBackground({ lru, options }: Store, e164: string, context: LookupContext): void {
+  // Joins a refresh already running instead of starting another; readers keep getting the stale value meanwhile.
+  // The promise settles when the refresh does (allowStale would settle it at once with the stale value), so the
+  // runtime keeps the refresh alive until then.
+  const refresh = lru.fetch(e164, { forceRefresh: true, allowStale: false, context });
+  if (options.background) options.background(refresh);
+  else refresh.catch(() => {});
+}
+
+async function readSlow(
+  store: Store,
+  e164: string,
+  seen: CachedAnswer | undefined,
+  now: number,
+  context: LookupContext,
+): Promise<CacheRead> {
+  const stale = seen !== undefined && now < Math.max(seen.revalidateUntil, seen.staleIfErrorUntil) ? seen : undefined;
+  if (stale !== undefined && now < stale.revalidateUntil) {
+    refreshInBackground(store, e164, context);
+    return { answer: stale, result: 'stale', now };
   }
-
-  async function readSlow(
-    e164: string,
-    seen: CachedAnswer | undefined,
-    now: number,
-    context: LookupContext,
-  ): Promise<CacheRead> {
-    const stale = seen !== undefined && now < Math.max(seen.revalidateUntil, seen.staleIfErrorUntil) ? seen : undefined;
-    if (stale !== undefined && now < stale.revalidateUntil) {
-      refreshInBackground(e164, context);
-      return { answer: stale, result: 'stale', now };
+  const status: LRUCache.Status<string, CachedAnswer, LookupContext> = {};
+  try {
+    // Any entry still held here is past its freshness: it must not be answered as if it were fresh.
+    const answer = await store.lru.fetch(e164, {
+      forceRefresh: seen !== undefined,
+      allowStale: false,
+      status,
+      context,
+    });
+    if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
+    const at = store.clock();
+    if (answer.origin === 'upstream') {
+      const result = status.fetch === 'inflight' ? 'coalesced' : 'miss';
+      return { answer, result, revalidated: stale !== undefined, now: at };
     }
-    const status: LRUCache.Status<string, CachedAnswer, LookupContext> = {};
-    try {
-      // Any entry still held here is past its freshness: it must not be answered as if it were fresh.
-      const answer = await lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status, context });
-      if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
-      const at = clock();
-      if (answer.origin === 'upstream') {
-        const result = status.fetch === 'inflight' ? 'coalesced' : 'miss';
-        return { answer, result, revalidated: stale !== undefined, now: at };
-      }
-      if (at < answer.freshUntil) return { answer, result: 'shared', now: at };
-      // The shared tier's copy is stale (the caller had none): answered at once while this process refreshes it.
-      refreshInBackground(e164, context);
-      return { answer, result: 'stale', now: at };
-    } catch (err) {
-      const at = clock();
-      const shared = err instanceof SharedStaleFallback ? err.answer : undefined;
-      const fallback =
-        shared !== undefined && (stale === undefined || shared.staleIfErrorUntil > stale.staleIfErrorUntil)
-          ? shared
-          : stale;
-      if (fallback !== undefined && at < fallback.staleIfErrorUntil) {
-        return { answer: fallback, result: 'stale_if_error', now: at };
-      }
-      throw shared !== undefined ? (err as SharedStaleFallback).failure : err;
-    }
+    if (at < answer.freshUntil) return { answer, result: 'shared', now: at };
+    // The shared tier's copy is stale (the caller had none): answered at once while this process refreshes it.
+    refreshInBackground(store, e164, context);
+    return { answer, result: 'stale', now: at };
+  } catch (err) {
+    return staleIfError(store.clock(), err, stale);
   }
+}
 
-  return {
-    read(e164, context = UNNAMED_CALLER) {
-      const now = clock();
-      const seen = lru.get(e164, READ_STALE);
-      if (seen !== undefined && now < seen.freshUntil) return Promise.resolve({ answer: seen, result: 'hit', now });
-      return readSlow(e164, seen, now, context);
-    },
-    readFresh(e164, now = clock()) {
-      const seen = lru.get(e164, READ_STALE);
-      return seen !== undefined && now < seen.freshUntil ? { answer: seen, result: 'hit', now } : undefined;
-    },
-    readStale(e164) {
-      const now = clock();
-      const seen = lru.get(e164, READ_STALE);
-      return seen !== undefined && now < seen.staleIfErrorUntil
-        ? { answer: seen, result: 'stale_if_error', now }
-        : undefined;
-    },
-    delete: (e164) => lru.delete(e164),
-    clear,
-    async purge(e164) {
-      const purged = lru.delete(e164) ? 1 : 0;
-      return tiered === undefined ? { purged } : { purged, shared: await tiered.purge(e164) };
-    },
-    async purgeAll() {
-      const purged = clear();
-      return tiered === undefined ? { purged } : { purged, shared: await tiered.purgeAll() };
-    },
-    get entries() {
-      return lru.size;
-    },
-    get bytes() {
-      return lru.calculatedSize;
-    },
-    maxBytes,
-    purgeReach: options.shared === undefined ? 'process' : (options.shared.tier.purgeReach ?? 'deployment'),
-  };
+/** A failed load: the later-lasting of the caller's stale entry and the shared tier's, while it may stand in. */
+function staleIfError(at: number, err: unknown, stale: CachedAnswer | undefined): CacheRead {
+  const shared = err instanceof SharedStaleFallback ? err.answer : undefined;
+  const fallback =
+    shared !== undefined && (stale === undefined || shared.staleIfErrorUntil > stale.staleIfErrorUntil)
+      ? shared
+      : stale;
+  if (fallback !== undefined && at < fallback.staleIfErrorUntil) {
+    return { answer: fallback, result: 'stale_if_error', now: at };
+  }
+  throw shared !== undefined ? (err as SharedStaleFallback).failure : err;
 }

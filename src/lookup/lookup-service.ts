@@ -20,7 +20,7 @@ export interface LookupResult {
   cache?: CacheResult;
 }
 
-export interface LookupOptions {
+interface LookupOptions {
   /**
    * How long the caller waits (Prefer: wait, else the route's default). When it passes first the caller gets a stale
    * entry or a `deadline_exceeded` error, while the upstream call goes on (up to UPSTREAM_TIMEOUT_MS) and fills
@@ -52,20 +52,20 @@ export interface LookupServiceOptions {
 }
 
 /** The cache's name in `Cache-Status`. */
-export const CACHE_NAME = 'callerid-gateway';
+const CACHE_NAME = 'callerid-gateway';
 
 /** Whole seconds since the upstream gave the answer: the `Age` header (RFC 9111, rounded down). */
-export const ageOf = (read: CacheRead): number => Math.max(0, Math.floor((read.now - read.answer.storedAt) / 1000));
+const ageOf = (read: CacheRead): number => Math.max(0, Math.floor((read.now - read.answer.storedAt) / 1000));
 
 /**
  * The remaining freshness in whole seconds (negative when stale), from the same rounded age as `Age`, so that
  * `Age` + `ttl` is always the entry's lifetime (a 2 s lifetime read 3.5 s on: `Age: 3`, `ttl=-1`).
  */
-export const ttlOf = (read: CacheRead): number =>
+const ttlOf = (read: CacheRead): number =>
   Math.round((read.answer.freshUntil - read.answer.storedAt) / 1000) - ageOf(read);
 
 /** RFC 9211 `Cache-Status` for one read. */
-export function cacheStatusOf(read: CacheRead): string {
+function cacheStatusOf(read: CacheRead): string {
   const { answer } = read;
   const ttl = ttlOf(read);
   switch (read.result) {

@@ -67,159 +67,173 @@ type Tried<T> = T | typeof FAILED;
 /** A whole-deployment clear walks the tier's keys: bounded far above one command. */
 const CLEAR_BOUND_MS = 30_000;
 
-export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDeps): TieredLoad {
-  const { tier, health, background, timeoutMs, fillWaitMs, leaseMs } = options;
-  const pollMs = Math.max(1, options.pollMs ?? 20);
-  const retryMs = options.retryMs ?? 1000;
-  const { clock, upstream, fromShared } = deps;
+/** One process's view of the tier: its settings and parts, the loads in flight, and when the tier may be asked again. */
+interface Tiered extends TieredLoadDeps {
+  options: SharedTierOptions;
+  tier: LookupTier;
+  pollMs: number;
+  retryMs: number;
   /** Loads in flight by tier key: the number, and how many (a purge may start a second one beside an orphaned first). */
-  const loading = new Map<string, { e164: string; count: number }>();
-
+  loading: Map<string, { e164: string; count: number }>;
   /** Until then the tier is not asked: it just failed (a hung Redis would cost every call its full timeout). */
-  let skipUntil = 0;
+  skipUntil: number;
+}
 
-  /**
-   * One tier call, bounded in time; a failure marks the store down (once per transition), is never thrown, and
-   * makes the next calls for `retryMs` skip the tier at once: a hung store costs one timeout, not one per call.
-   * The first call after that window tries again.
-   */
-  async function attempt<T>(work: () => Promise<T>, boundMs = timeoutMs): Promise<Tried<T>> {
-    if (clock() < skipUntil) {
-      health.down(
-        new StoreUnavailableError('lookup', 'skipped: the shared tier failed less than a retry interval ago'),
-      );
-      return FAILED;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError('lookup', `no answer within ${boundMs} ms`)), boundMs);
-    });
-    try {
-      const result = await Promise.race([work(), late]);
-      health.up();
-      return result;
-    } catch (err) {
-      skipUntil = clock() + retryMs;
-      health.down(err);
-      return FAILED;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  const isFresh = (entry: Tried<TierEntry | undefined>): entry is TierEntry =>
-    entry !== FAILED && entry !== undefined && clock() < entry.freshUntil;
-
-  /** Waits for the lease holder's entry in short steps; takes the lease over if it is given back without one. */
-  async function waitForFill(key: string): Promise<TierEntry | 'leased' | 'alone'> {
-    for (let waited = 0; waited < fillWaitMs; waited += pollMs) {
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
-      const entry = await attempt(() => tier.get(key));
-      if (isFresh(entry)) return entry;
-      if (entry === FAILED) return 'alone';
-      const leased = await attempt(() => tier.lease(key, leaseMs));
-      if (leased === FAILED) return 'alone';
-      if (leased) return 'leased';
-    }
-    // The holder is slow rather than gone: call the upstream beside it rather than fail the caller.
-    return 'alone';
-  }
-
-  function share(key: string, answer: CachedAnswer, leased: boolean): void {
-    const entry: TierEntry = {
-      v: TIER_ENTRY_VERSION,
-      body: answer.body,
-      contentType: answer.contentType,
-      storedAt: answer.storedAt,
-      ttlSeconds: answer.ttlSeconds,
-      freshUntil: answer.freshUntil,
-      revalidateUntil: answer.revalidateUntil,
-      staleIfErrorUntil: answer.staleIfErrorUntil,
-      listed: answer.listed,
-    };
-    background(
-      (async () => {
-        // What this process would not keep (larger than its cache, nothing to retain) is not shared either.
-        if (answer.stored) await attempt(() => tier.set(key, entry));
-        if (leased) await attempt(() => tier.release(key));
-      })(),
-    );
-  }
-
-  /** Calls the upstream once for the deployment: under the fill lease, or after waiting for whoever holds it. */
-  async function fill(e164: string, key: string, context: LookupContext): Promise<CachedAnswer> {
-    let leased: Tried<boolean> = await attempt(() => tier.lease(key, leaseMs));
-    if (leased === false) {
-      const waited = await waitForFill(key);
-      if (typeof waited === 'object') return fromShared(e164, waited, key);
-      leased = waited === 'leased' ? true : FAILED;
-    }
-    if (leased === true) {
-      // The previous holder may have stored its answer and given the lease back between our read and our lease.
-      const again = await attempt(() => tier.get(key));
-      if (isFresh(again)) {
-        background(attempt(() => tier.release(key)));
-        return fromShared(e164, again, key);
-      }
-    }
-    let answer: CachedAnswer;
-    try {
-      answer = await upstream(e164, context, key);
-    } catch (err) {
-      if (leased === true) background(attempt(() => tier.release(key)));
-      throw err;
-    }
-    if (health.isUp) share(key, answer, leased === true);
-    return answer;
-  }
-
-  async function loadShared(
-    e164: string,
-    key: string,
-    local: CachedAnswer | undefined,
-    context: LookupContext,
-  ): Promise<CachedAnswer> {
-    const found = await attempt(() => tier.get(key));
-    if (found === FAILED) return upstream(e164, context, key);
-    const now = clock();
-    if (found !== undefined) {
-      if (now < found.freshUntil) return fromShared(e164, found, key);
-      // A caller with no copy of its own gets the shared stale one at once; its refresh comes back here with it.
-      if (local === undefined && now < found.revalidateUntil) return fromShared(e164, found, key);
-    }
-    const fallback =
-      found !== undefined &&
-      now < found.staleIfErrorUntil &&
-      (local === undefined || found.staleIfErrorUntil > local.staleIfErrorUntil)
-        ? found
-        : undefined;
-    try {
-      return await fill(e164, key, context);
-    } catch (err) {
-      if (fallback !== undefined) throw new SharedStaleFallback(fromShared(e164, fallback, key), err);
-      throw err;
-    }
-  }
-
+export function createTieredLoad(options: SharedTierOptions, deps: TieredLoadDeps): TieredLoad {
+  const t: Tiered = {
+    ...deps,
+    options,
+    tier: options.tier,
+    pollMs: Math.max(1, options.pollMs ?? 20),
+    retryMs: options.retryMs ?? 1000,
+    loading: new Map(),
+    skipUntil: 0,
+  };
   return {
     async load(e164, local, context) {
       const key = await options.keyOf(e164);
-      const mark = loading.get(key) ?? { e164, count: 0 };
+      const mark = t.loading.get(key) ?? { e164, count: 0 };
       mark.count++;
-      loading.set(key, mark);
+      t.loading.set(key, mark);
       try {
-        return await loadShared(e164, key, local, context);
+        return await loadShared(t, e164, key, local, context);
       } finally {
-        if (--mark.count === 0) loading.delete(key);
+        if (--mark.count === 0) t.loading.delete(key);
       }
     },
-    inFlight: (key) => loading.get(key)?.e164,
+    inFlight: (key) => t.loading.get(key)?.e164,
     async purge(e164) {
       const key = await options.keyOf(e164);
-      return (await attempt(() => tier.delete(key))) !== FAILED;
+      return (await attempt(t, () => t.tier.delete(key))) !== FAILED;
     },
     async purgeAll() {
-      return (await attempt(() => tier.clear(), Math.max(CLEAR_BOUND_MS, timeoutMs))) !== FAILED;
+      return (await attempt(t, () => t.tier.clear(), Math.max(CLEAR_BOUND_MS, options.timeoutMs))) !== FAILED;
     },
   };
+}
+
+/**
+ * One tier call, bounded in time; a failure marks the store down (once per transition), is never thrown, and
+ * makes the next calls for `retryMs` skip the tier at once: a hung store costs one timeout, not one per call.
+ * The first call after that window tries again.
+ */
+async function attempt<T>(t: Tiered, work: () => Promise<T>, boundMs = t.options.timeoutMs): Promise<Tried<T>> {
+  const { health } = t.options;
+  if (t.clock() < t.skipUntil) {
+    health.down(new StoreUnavailableError('lookup', 'skipped: the shared tier failed less than a retry interval ago'));
+    return FAILED;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError('lookup', `no answer within ${boundMs} ms`)), boundMs);
+  });
+  try {
+    const result = await Promise.race([work(), late]);
+    health.up();
+    return result;
+  } catch (err) {
+    t.skipUntil = t.clock() + t.retryMs;
+    health.down(err);
+    return FAILED;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const isFresh = (t: Tiered, entry: Tried<TierEntry | undefined>): entry is TierEntry =>
+  entry !== FAILED && entry !== undefined && t.clock() < entry.freshUntil;
+
+/** Waits for the lease holder's entry in short steps; takes the lease over if it is given back without one. */
+async function waitForFill(t: Tiered, key: string): Promise<TierEntry | 'leased' | 'alone'> {
+  const { tier, pollMs } = t;
+  for (let waited = 0; waited < t.options.fillWaitMs; waited += pollMs) {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    const entry = await attempt(t, () => tier.get(key));
+    if (isFresh(t, entry)) return entry;
+    if (entry === FAILED) return 'alone';
+    const leased = await attempt(t, () => tier.lease(key, t.options.leaseMs));
+    if (leased === FAILED) return 'alone';
+    if (leased) return 'leased';
+  }
+  // The holder is slow rather than gone: call the upstream beside it rather than fail the caller.
+  return 'alone';
+}
+
+function share(t: Tiered, key: string, answer: CachedAnswer, leased: boolean): void {
+  const entry: TierEntry = {
+    v: TIER_ENTRY_VERSION,
+    body: answer.body,
+    contentType: answer.contentType,
+    storedAt: answer.storedAt,
+    ttlSeconds: answer.ttlSeconds,
+    freshUntil: answer.freshUntil,
+    revalidateUntil: answer.revalidateUntil,
+    staleIfErrorUntil: answer.staleIfErrorUntil,
+    listed: answer.listed,
+  };
+  t.options.background(
+    (async () => {
+      // What this process would not keep (larger than its cache, nothing to retain) is not shared either.
+      if (answer.stored) await attempt(t, () => t.tier.set(key, entry));
+      if (leased) await attempt(t, () => t.tier.release(key));
+    })(),
+  );
+}
+
+/** Calls the upstream once for the deployment: under the fill lease, or after waiting for whoever holds it. */
+async function fill(t: Tiered, e164: string, key: string, context: LookupContext): Promise<CachedAnswer> {
+  const { tier, options } = t;
+  const release = (): void => options.background(attempt(t, () => tier.release(key)));
+  let leased: Tried<boolean> = await attempt(t, () => tier.lease(key, options.leaseMs));
+  if (leased === false) {
+    const waited = await waitForFill(t, key);
+    if (typeof waited === 'object') return t.fromShared(e164, waited, key);
+    leased = waited === 'leased' ? true : FAILED;
+  }
+  if (leased === true) {
+    // The previous holder may have stored its answer and given the lease back between our read and our lease.
+    const again = await attempt(t, () => tier.get(key));
+    if (isFresh(t, again)) {
+      release();
+      return t.fromShared(e164, again, key);
+    }
+  }
+  let answer: CachedAnswer;
+  try {
+    answer = await t.upstream(e164, context, key);
+  } catch (err) {
+    if (leased === true) release();
+    throw err;
+  }
+  if (options.health.isUp) share(t, key, answer, leased === true);
+  return answer;
+}
+
+async function loadShared(
+  t: Tiered,
+  e164: string,
+  key: string,
+  local: CachedAnswer | undefined,
+  context: LookupContext,
+): Promise<CachedAnswer> {
+  const found = await attempt(t, () => t.tier.get(key));
+  if (found === FAILED) return t.upstream(e164, context, key);
+  const now = t.clock();
+  if (found !== undefined) {
+    if (now < found.freshUntil) return t.fromShared(e164, found, key);
+    // A caller with no copy of its own gets the shared stale one at once; its refresh comes back here with it.
+    if (local === undefined && now < found.revalidateUntil) return t.fromShared(e164, found, key);
+  }
+  const fallback =
+    found !== undefined &&
+    now < found.staleIfErrorUntil &&
+    (local === undefined || found.staleIfErrorUntil > local.staleIfErrorUntil)
+      ? found
+      : undefined;
+  try {
+    return await fill(t, e164, key, context);
+  } catch (err) {
+    if (fallback !== undefined) throw new SharedStaleFallback(t.fromShared(e164, fallback, key), err);
+    throw err;
+  }
 }

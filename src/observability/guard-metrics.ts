@@ -4,22 +4,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundCounters } from './bound-series.js';
 import { BREAKER_STATES, FAMILIES as F, promOptions } from './metric-families.js';
-import type { CallerLabel, QuotaScope, SearchResult, Telemetry } from './telemetry.js';
+import type { CallerLabel, Telemetry } from './telemetry.js';
 
-export const SEARCH_RESULTS: readonly SearchResult[] = [
-  'hit',
-  'miss',
-  'stale',
-  'coalesced',
-  'stale_if_error',
-  'rate_limited',
-  'quota_exhausted',
-  'budget_exhausted',
-  'upstream_refused',
-  'error',
-];
-export const QUOTA_SCOPES: readonly QuotaScope[] = ['quota', 'budget'];
-export { BREAKER_STATES };
 export type BreakerStateName = (typeof BREAKER_STATES)[number];
 
 /** Read at scrape time from the guard: no network on a scrape, only what this process last saw. */
@@ -67,6 +53,32 @@ export function createGuardMetrics(registry: Registry, status: () => GuardStatus
     ...promOptions(F.cooldowns),
     registers,
   });
+  createGuardGauges(registers, status);
+  opens.inc(0);
+  cooldowns.inc(0);
+  // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
+  // registered clients times the results.
+  return {
+    clientSearch(client, result) {
+      searches.bind(`${client} ${result}`, { client, result }).inc();
+    },
+    clientUpstreamCall(client) {
+      upstreamCalls.inc({ client });
+    },
+    quotaRejected(client, scope) {
+      rejections.inc({ client, scope });
+    },
+    breakerOpened() {
+      opens.inc();
+    },
+    upstreamCooldown() {
+      cooldowns.inc();
+    },
+  };
+}
+
+/** The guard's gauges, read at scrape time from what this process last saw. */
+function createGuardGauges(registers: Registry[], status: () => GuardStatus | undefined): void {
   new Gauge({
     ...promOptions(F.breakerState),
     registers,
@@ -126,25 +138,4 @@ export function createGuardMetrics(registry: Registry, status: () => GuardStatus
       this.set(status()?.budget?.limit ?? 0);
     },
   });
-  opens.inc(0);
-  cooldowns.inc(0);
-  // Label children kept per (client, result): the cache-hit path counts every hit here. Bounded by the
-  // registered clients times the results.
-  return {
-    clientSearch(client, result) {
-      searches.bind(`${client} ${result}`, { client, result }).inc();
-    },
-    clientUpstreamCall(client) {
-      upstreamCalls.inc({ client });
-    },
-    quotaRejected(client, scope) {
-      rejections.inc({ client, scope });
-    },
-    breakerOpened() {
-      opens.inc();
-    },
-    upstreamCooldown() {
-      cooldowns.inc();
-    },
-  };
 }

@@ -5,7 +5,6 @@
 import type {
   CacheResult,
   ConsoleRefusal,
-  RateLimitScope,
   SharedStoreName,
   TokenRefreshReason,
   TokenRefreshResult,
@@ -13,7 +12,7 @@ import type {
   UpstreamOutcome,
 } from './telemetry.js';
 
-export const METRIC_PREFIX = 'callerid_gateway_';
+const METRIC_PREFIX = 'callerid_gateway_';
 
 // The closed label sets: the series of these exist from the start at 0, so rate() and ratios work before the first event.
 export const CACHE_RESULTS: readonly CacheResult[] = ['hit', 'miss', 'stale', 'coalesced', 'stale_if_error', 'shared'];
@@ -30,7 +29,6 @@ export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = [
 ];
 export const TOKEN_REFRESH_RESULTS: readonly TokenRefreshResult[] = ['ok', 'error'];
 export const TOKEN_REFRESH_REASONS: readonly TokenRefreshReason[] = ['cold', 'ahead', 'expired', 'unauthorized'];
-export const RATE_LIMIT_SCOPES: readonly RateLimitScope[] = ['address', 'total'];
 export const SHARED_STORES: readonly SharedStoreName[] = ['token', 'lookup', 'counter'];
 export const CONSOLE_REFUSALS: readonly ConsoleRefusal[] = ['mobile', 'rate_limited', 'not_allowed'];
 export const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -44,7 +42,7 @@ const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  * `sum` of what each counts, `max`/`min` of readings of one deployment-wide figure (the freshest, or the worst),
  * `process`: a figure of one process's memory, Node's alone (not exported by the Worker).
  */
-export type GaugeMerge = 'sum' | 'max' | 'min' | 'process';
+type GaugeMerge = 'sum' | 'max' | 'min' | 'process';
 
 interface FamilyBase<L extends string> {
   name: string;
@@ -238,8 +236,6 @@ export const FAMILIES = {
   ),
   budgetLimit: gauge('upstream_budget_limit', 'UPSTREAM_BUDGET_PER_DAY (0 when unset).', [], 'max', 0),
 } as const;
-
-export type FamilyKey = keyof typeof FAMILIES;
 
 /** A series as label values in the family's label order, with its start value. */
 export type SeedSeries = readonly [family: MetricFamily, labelValues: readonly string[], value: number];

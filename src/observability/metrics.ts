@@ -1,7 +1,6 @@
 // The gateway's Prometheus metrics on Node, from the families of metric-families.ts on a registry the runtime passes in;
 // implements the Telemetry port and records requests. Every label value comes from a closed set.
-import { HTTP_METHODS, UNMATCHED_ROUTE } from './telemetry.js';
-export { HTTP_METHODS, UNMATCHED_ROUTE };
+import { HTTP_METHODS } from './telemetry.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { boundCounters, boundHistogram, type BoundCounter, type BoundHistogram } from './bound-series.js';
 import type { Telemetry } from './telemetry.js';
@@ -19,8 +18,6 @@ import {
   UPSTREAM_OUTCOMES,
 } from './metric-families.js';
 
-/** Methods outside this set (any string a client sends) are counted as "other". */
-
 // Names, help, labels and buckets: metric-families.ts, shared with the Worker.
 
 /** What the metrics read at scrape time instead of being told: the token's expiry, the cache's size. */
@@ -37,7 +34,7 @@ export interface MetricSources {
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly telemetry: Telemetry;
-  /** One finished request; `route` is the route template or {@link UNMATCHED_ROUTE}. */
+  /** One finished request; `route` is the route template or telemetry.ts's UNMATCHED_ROUTE. */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   /** Adds scrape-time sources; later calls add to or replace earlier ones. */
   watch(sources: MetricSources): void;
@@ -55,68 +52,99 @@ export interface MetricsOptions {
 export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const { registry } = options;
   const sources: MetricSources = {};
-  const registers = [registry];
+  const requests = createRequestCounts(registry);
+  createScrapeGauges(registry, sources);
+  const events = createEventCounters(registry);
+  const guard = createGuardMetrics(registry, () => sources.guardStatus?.());
+  return {
+    registry,
+    telemetry: { ...guard, ...events },
+    observeRequest: (route, method, status, seconds) => countRequest(requests, route, method, status, seconds),
+    watch(more) {
+      Object.assign(sources, more);
+    },
+    async render() {
+      return { body: await registry.metrics(), contentType: registry.contentType };
+    },
+  };
+}
 
-  // The request metrics are counted per request, the hit path included: their series are bound once per route,
-  // method and status (bound-series.ts) and read by prom-client when it collects.
-  const requestSeries = boundCounters<'route' | 'method' | 'status'>();
+/** The bound series of one route, method and status: its request count and its duration histogram. */
+interface RequestSeries {
+  count: BoundCounter;
+  duration: BoundHistogram;
+}
+
+/**
+ * The request metrics, counted per request, the hit path included: their series are bound once per route, method
+ * and status (bound-series.ts) and read by prom-client when it collects.
+ */
+interface RequestCounts {
+  counts: ReturnType<typeof boundCounters<'route' | 'method' | 'status'>>;
+  durations: ReturnType<typeof boundHistogram<'route' | 'method' | 'status'>>;
+  /** Keyed by the closed method, so a client inventing methods cannot grow the map. */
+  byKey: Map<string, RequestSeries>;
+  /** The last series used, checked first: under load one route, method and status follow each other (the hit path's). */
+  last: { route: string; method: string; status: number; series: RequestSeries | undefined };
+}
+
+function createRequestCounts(registry: Registry): RequestCounts {
+  const counts = boundCounters<'route' | 'method' | 'status'>();
   new Counter({
     ...promOptions(F.httpRequests),
-    registers,
+    registers: [registry],
     collect() {
-      requestSeries.fold(this);
+      counts.fold(this);
     },
   });
-  const durationSeries = boundHistogram<'route' | 'method' | 'status'>({
+  const durations = boundHistogram<'route' | 'method' | 'status'>({
     name: F.httpDuration.name,
     help: F.httpDuration.help,
     buckets: F.httpDuration.buckets,
     registry,
   });
-  // Counted on every search, cache hits included: bound series too.
-  const cacheLookupSeries = boundCounters<'result'>();
-  const cacheLookups = new Counter({
-    ...promOptions(F.cacheLookups),
-    registers,
-    collect() {
-      cacheLookupSeries.fold(this);
-    },
-  });
+  return { counts, durations, byKey: new Map(), last: { route: '', method: '', status: 0, series: undefined } };
+}
+
+function countRequest(requests: RequestCounts, route: string, method: string, status: number, seconds: number): void {
+  const { last } = requests;
+  let series = last.series;
+  if (series === undefined || route !== last.route || method !== last.method || status !== last.status) {
+    series = seriesOf(requests, route, method, status);
+    requests.last = { route, method, status, series };
+  }
+  series.count.inc();
+  series.duration.observe(seconds);
+}
+
+function seriesOf(requests: RequestCounts, route: string, method: string, status: number): RequestSeries {
+  const known = closedMethod(method);
+  const key = `${route} ${known} ${status}`;
+  let series = requests.byKey.get(key);
+  if (series === undefined) {
+    const labels = { route, method: known, status: String(status) };
+    series = { count: requests.counts.bind(key, labels), duration: requests.durations.bind(key, labels) };
+    requests.byKey.set(key, series);
+  }
+  return series;
+}
+
+/** The gauges read at scrape time from `sources`: the cache's size, the token's expiry, the log's dropped lines. */
+function createScrapeGauges(registry: Registry, sources: MetricSources): void {
+  const registers = [registry];
   new Gauge({
     ...promOptions(F.cacheEntries),
     registers,
     collect() {
-      const stats = sources.cacheStats?.();
-      this.set(stats ? stats.entries : 0);
+      this.set(sources.cacheStats?.().entries ?? 0);
     },
   });
   new Gauge({
     ...promOptions(F.cacheBytes),
     registers,
     collect() {
-      const stats = sources.cacheStats?.();
-      this.set(stats ? stats.bytes : 0);
+      this.set(sources.cacheStats?.().bytes ?? 0);
     },
-  });
-  const upstreamCalls = new Counter({
-    ...promOptions(F.upstreamRequests),
-    registers,
-  });
-  const upstreamDuration = new Histogram({
-    ...promOptions(F.upstreamDuration),
-    registers,
-  });
-  const upstreamTimeouts = new Counter({
-    ...promOptions(F.upstreamTimeouts),
-    registers,
-  });
-  const tokenRefreshes = new Counter({
-    ...promOptions(F.tokenRefreshes),
-    registers,
-  });
-  const unauthorizedRefreshes = new Counter({
-    ...promOptions(F.unauthorizedRefreshes),
-    registers,
   });
   new Gauge({
     ...promOptions(F.tokenExpiry),
@@ -133,11 +161,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       this.set(sources.tokenStatus?.().consecutiveFailures ?? 0);
     },
   });
-  const consoleRefused = new Counter({
-    ...promOptions(F.consoleRefusals),
-    registers,
-  });
-
   new Counter({
     ...promOptions(F.logLinesDropped),
     registers,
@@ -147,15 +170,28 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       this.inc(sources.logLinesDropped?.() ?? 0);
     },
   });
+}
 
-  const sharedStoreUp = new Gauge({
-    ...promOptions(F.sharedStoreUp),
+/** The counters told of events (the cost guard's aside), every series of a closed set present from the start. */
+function createEventCounters(registry: Registry): Omit<Telemetry, keyof ReturnType<typeof createGuardMetrics>> {
+  const registers = [registry];
+  // Counted on every search, cache hits included: bound series.
+  const cacheLookupSeries = boundCounters<'result'>();
+  const cacheLookups = new Counter({
+    ...promOptions(F.cacheLookups),
     registers,
+    collect() {
+      cacheLookupSeries.fold(this);
+    },
   });
-  const sharedStoreFallbacks = new Counter({
-    ...promOptions(F.sharedStoreFallbacks),
-    registers,
-  });
+  const upstreamCalls = new Counter({ ...promOptions(F.upstreamRequests), registers });
+  const upstreamDuration = new Histogram({ ...promOptions(F.upstreamDuration), registers });
+  const upstreamTimeouts = new Counter({ ...promOptions(F.upstreamTimeouts), registers });
+  const tokenRefreshes = new Counter({ ...promOptions(F.tokenRefreshes), registers });
+  const unauthorizedRefreshes = new Counter({ ...promOptions(F.unauthorizedRefreshes), registers });
+  const consoleRefused = new Counter({ ...promOptions(F.consoleRefusals), registers });
+  const sharedStoreUp = new Gauge({ ...promOptions(F.sharedStoreUp), registers });
+  const sharedStoreFallbacks = new Counter({ ...promOptions(F.sharedStoreFallbacks), registers });
 
   // Every series of a closed set exists from the start at 0, so rate() and ratios work before the first event.
   for (const result of CACHE_RESULTS) cacheLookups.inc({ result }, 0);
@@ -171,33 +207,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     sharedStoreFallbacks.inc({ store }, 0);
   }
 
-  // Keyed by the closed method, so a client inventing methods cannot grow the map.
-  const requestRecorders = new Map<string, RequestRecorder>();
-  // The last series used, checked first: under load one route, method and status follow each other (the hit path's).
-  let last = { route: '', method: '', status: 0, recorder: undefined as RequestRecorder | undefined };
-  const recorderFor = (route: string, method: string, status: number): RequestRecorder => {
-    if (last.recorder !== undefined && route === last.route && method === last.method && status === last.status)
-      return last.recorder;
-    const recorder = seriesOf(route, method, status);
-    last = { route, method, status, recorder };
-    return recorder;
-  };
-  const seriesOf = (route: string, method: string, status: number): RequestRecorder => {
-    const known = closedMethod(method);
-    const key = `${route} ${known} ${status}`;
-    let recorder = requestRecorders.get(key);
-    if (recorder === undefined) {
-      const labels = { route, method: known, status: String(status) };
-      recorder = { count: requestSeries.bind(key, labels), duration: durationSeries.bind(key, labels) };
-      requestRecorders.set(key, recorder);
-    }
-    return recorder;
-  };
-
-  const guard = createGuardMetrics(registry, () => sources.guardStatus?.());
-
-  const telemetry: Telemetry = {
-    ...guard,
+  return {
     upstreamCall(endpoint, outcome, seconds) {
       upstreamCalls.inc({ endpoint, outcome });
       upstreamDuration.observe({ endpoint }, seconds);
@@ -220,27 +230,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       sharedStoreFallbacks.inc({ store });
     },
   };
-
-  return {
-    registry,
-    telemetry,
-    observeRequest(route, method, status, seconds) {
-      const recorder = recorderFor(route, method, status);
-      recorder.count.inc();
-      recorder.duration.observe(seconds);
-    },
-    watch(more) {
-      Object.assign(sources, more);
-    },
-    async render() {
-      return { body: await registry.metrics(), contentType: registry.contentType };
-    },
-  };
-}
-
-interface RequestRecorder {
-  count: BoundCounter;
-  duration: BoundHistogram;
 }
 
 function closedMethod(method: string): string {

@@ -25,8 +25,7 @@ export interface SearchUseCaseOptions {
   telemetry: Telemetry;
   logger: Logger;
   clock: Clock;
-  /** The deadline of a search without `Prefer: wait` (LOOKUP_DEADLINE_MS); the upstream timeout bounds any wait. */
-  lookupDeadlineMs: number;
+  /** UPSTREAM_TIMEOUT_MS: the deadline of a search without `Prefer: wait`, and the bound of any wait. */
   upstreamTimeoutMs: number;
   trustProxyHops: number;
 }

@@ -47,7 +47,7 @@ const failed = (p: SearchParts, ask: SearchAsk, now: number, err: unknown) =>
 export function createSearchUseCase(options: SearchUseCaseOptions): SearchUseCase {
   const p: SearchParts = {
     ...options,
-    defaultDeadline: lookupDeadline(undefined, options.lookupDeadlineMs, options.upstreamTimeoutMs),
+    defaultDeadline: lookupDeadline(undefined, options.upstreamTimeoutMs, options.upstreamTimeoutMs),
   };
   return {
     identify: (request) => identify(p, request, p.clock()),

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { createDirectoryIndex, type DirectoryEntry, type DirectoryIndex } from './directory.js';
 
 /** A fixed delay or a uniform range `[min, max]`, in milliseconds. */
-export type Latency = number | [min: number, max: number];
+type Latency = number | [min: number, max: number];
 
 export interface SimulatorFaults {
   /** Delay before the search endpoint answers. */
@@ -75,7 +75,7 @@ export interface Simulator {
   controls: SimulatorControls;
 }
 
-export const DEFAULT_SIMULATOR_CLIENTS: Readonly<Record<string, string>> = { 'sim-client': 'sim-secret' };
+const DEFAULT_SIMULATOR_CLIENTS: Readonly<Record<string, string>> = { 'sim-client': 'sim-secret' };
 
 const DEFAULT_FAULTS: SimulatorFaults = {
   latencyMs: 0,
@@ -130,184 +130,220 @@ function toE164(what: string): string {
   return compact.startsWith('00') ? `+${compact.slice(2)}` : compact;
 }
 
+/** What the simulator counts, for its tests and benches. */
+interface Counts {
+  tokenCalls: number;
+  searchCalls: number;
+  searchByNumber: Map<string, number>;
+  authorizationsSeen: string[];
+  hugeBodyBytesSent: number;
+  searchesInFlight: number;
+  maxSearchesInFlight: number;
+  rateLimitedCalls: number;
+}
+
+/** The simulated upstream: its settings, directory, faults, issued tokens and counts. */
+interface Sim {
+  clients: Readonly<Record<string, string>>;
+  clock: Clock;
+  random: () => number;
+  hangCapMs: number;
+  index: DirectoryIndex;
+  faults: SimulatorFaults;
+  tokens: Map<string, IssuedToken>;
+  counts: Counts;
+}
+
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
-  const { clients = DEFAULT_SIMULATOR_CLIENTS, clock = systemClock, random = Math.random } = options;
-  const hangCapMs = options.hangCapMs ?? 10 * 60_000;
-  const index: DirectoryIndex = createDirectoryIndex(options.directory);
-  let faults: SimulatorFaults = { ...DEFAULT_FAULTS };
-  setFaults(options);
-
-  const tokens = new Map<string, IssuedToken>();
-  let tokenCalls = 0;
-  let searchCalls = 0;
-  let searchByNumber = new Map<string, number>();
-  let authorizationsSeen: string[] = [];
-  let hugeBodyBytesSent = 0;
-
-  /** A JSON-looking body of `bytes` bytes, produced only as fast as the reader takes it. */
-  function hugeBody(bytes: number): ReadableStream<Uint8Array> {
-    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
-    let left = bytes;
-    return new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          if (left <= 0) {
-            controller.close();
-            return;
-          }
-          const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
-          left -= piece.length;
-          hugeBodyBytesSent += piece.length;
-          controller.enqueue(piece);
-        },
-      },
-      { highWaterMark: 0 },
-    );
-  }
-  let searchesInFlight = 0;
-  let maxSearchesInFlight = 0;
-  let rateLimitedCalls = 0;
-
-  function setFaults(partial: Partial<SimulatorFaults>): void {
-    const next = { ...faults };
-    for (const key of Object.keys(DEFAULT_FAULTS) as (keyof SimulatorFaults)[]) {
-      if (partial[key] !== undefined) (next as Record<string, unknown>)[key] = partial[key];
-    }
-    // null is a value here (no Retry-After), not "leave as is".
-    if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null)
-      next.rateLimitRetryAfter = null;
-    faults = next;
-  }
-
-  const happens = (rate: number) => rate > 0 && random() < rate;
-  const delayOf = (latency: Latency) =>
-    typeof latency === 'number' ? latency : latency[0] + random() * (latency[1] - latency[0]);
-
-  function isUsable(token: IssuedToken | undefined, now: number): boolean {
-    if (!token || now >= token.expiresAt) return false;
-    return faults.revokeTokensAfterMs === null || now < token.issuedAt + faults.revokeTokensAfterMs;
-  }
-
-  function sweepTokens(now: number): void {
-    if (tokens.size < TOKEN_SWEEP_THRESHOLD) return;
-    for (const [value, token] of tokens) if (!isUsable(token, now)) tokens.delete(value);
-  }
-
-  // RFC 6750 section 3.1: a request without credentials gets the bare challenge, a bad token the error code.
-  const unauthorized = (c: Context, hadToken: boolean) => {
-    c.header('WWW-Authenticate', hadToken ? 'Bearer error="invalid_token"' : 'Bearer');
-    return c.json({ error: 'invalid_token' }, 401);
-  };
-
-  const app = new Hono();
-
-  app.post('/token/login', async function tokenLogin(c) {
-    tokenCalls++;
-    await sleep(delayOf(faults.tokenLatencyMs), c.req.raw.signal);
-    c.header('Cache-Control', 'no-store');
-    if (happens(faults.tokenErrorRate)) return c.json(INTERNAL_ERROR, 500);
-
-    const contentType = c.req.header('content-type') ?? '';
-    if (!contentType.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-      return c.json({ error: 'invalid_request', error_description: 'form-encoded body expected' }, 400);
-    }
-    const form = new URLSearchParams(await c.req.text());
-    const grantType = form.get('grant_type');
-    if (!grantType) return c.json({ error: 'invalid_request', error_description: 'grant_type missing' }, 400);
-    if (grantType !== 'client_credentials') return c.json({ error: 'unsupported_grant_type' }, 400);
-    const clientId = form.get('client_id');
-    const clientSecret = form.get('client_secret');
-    if (!clientId || !clientSecret) {
-      return c.json({ error: 'invalid_request', error_description: 'client_id and client_secret required' }, 400);
-    }
-    if (!Object.hasOwn(clients, clientId) || clients[clientId] !== clientSecret) {
-      return c.json({ error: 'invalid_client' }, 401);
-    }
-
-    const lifetime = faults.tokenLifetimeSeconds;
-    const body = { token_type: 'Bearer', expires_in: String(lifetime), scope: SCOPE, uniqueId: null, clientId };
-    if (faults.malformedToken) return c.json(body, 200);
-    const now = clock();
-    sweepTokens(now);
-    const accessToken = randomToken();
-    tokens.set(accessToken, { clientId, issuedAt: now, expiresAt: now + lifetime * 1000 });
-    return c.json({ access_token: accessToken, ...body }, 200);
-  });
-
-  app.get('/v2/contacts/search', async function searchContacts(c) {
-    searchCalls++;
-    searchesInFlight++;
-    maxSearchesInFlight = Math.max(maxSearchesInFlight, searchesInFlight);
-    try {
-      return await answerSearch(c);
-    } finally {
-      searchesInFlight--;
-    }
-  });
-
-  async function answerSearch(c: Context): Promise<Response> {
-    const what = c.req.query('what');
-    if (what !== undefined) searchByNumber.set(what, (searchByNumber.get(what) ?? 0) + 1);
-    const authorization = c.req.header('authorization');
-    if (authorization !== undefined) authorizationsSeen.push(authorization);
-
-    const signal = c.req.raw.signal;
-    await sleep(delayOf(faults.latencyMs), signal);
-
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-    if (!match?.[1]) return unauthorized(c, authorization !== undefined);
-    if (!isUsable(tokens.get(match[1]), clock())) return unauthorized(c, true);
-    if (!what) return c.json({ error: 'invalid_request', message: 'query parameter what is required' }, 400);
-
-    if (happens(faults.rateLimitRate)) {
-      rateLimitedCalls++;
-      if (faults.rateLimitRetryAfter !== null) c.header('Retry-After', faults.rateLimitRetryAfter);
-      return c.json({ error: 'too_many_requests', message: 'Too many requests' }, 429);
-    }
-    if (happens(faults.hangRate)) {
-      // Held open until the client gives up; the cap only bounds clients that never do.
-      await sleep(hangCapMs, signal);
-      return c.json(INTERNAL_ERROR, 500);
-    }
-    if (happens(faults.errorRate)) return c.json(INTERNAL_ERROR, 500);
-    if (faults.hugeBody) {
-      const { bytes, declareLength } = faults.hugeBody;
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (declareLength) headers['content-length'] = String(bytes);
-      return new Response(hugeBody(bytes), { status: 200, headers });
-    }
-
-    const results = index.lookup(toE164(what));
-    return c.json({ query: { what }, total: results.length, results }, 200);
-  }
-
-  app.notFound((c) => c.json({ error: 'not_found' }, 404));
-  app.onError((_err, c) => c.json(INTERNAL_ERROR, 500));
-
-  const controls: SimulatorControls = {
-    setFaults,
-    faults: () => ({ ...faults }),
-    revokeAllTokens: () => tokens.clear(),
-    stats: () => ({
-      tokenCalls,
-      searchCalls,
-      searchByNumber: Object.fromEntries(searchByNumber),
-      authorizationsSeen: [...authorizationsSeen],
-      hugeBodyBytesSent,
-      searchesInFlight,
-      maxSearchesInFlight,
-      rateLimitedCalls,
-    }),
-    resetStats: () => {
-      tokenCalls = 0;
-      searchCalls = 0;
-      searchByNumber = new Map();
-      authorizationsSeen = [];
-      hugeBodyBytesSent = 0;
-      maxSearchesInFlight = searchesInFlight;
-      rateLimitedCalls = 0;
+  const sim: Sim = {
+    clients: options.clients ?? DEFAULT_SIMULATOR_CLIENTS,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    hangCapMs: options.hangCapMs ?? 10 * 60_000,
+    index: createDirectoryIndex(options.directory),
+    faults: { ...DEFAULT_FAULTS },
+    tokens: new Map(),
+    counts: {
+      tokenCalls: 0,
+      searchCalls: 0,
+      searchByNumber: new Map(),
+      authorizationsSeen: [],
+      hugeBodyBytesSent: 0,
+      searchesInFlight: 0,
+      maxSearchesInFlight: 0,
+      rateLimitedCalls: 0,
     },
   };
+  setFaults(sim, options);
 
-  return { app, controls };
+  const app = new Hono();
+  app.post('/token/login', function tokenLogin(c) {
+    return login(sim, c);
+  });
+  app.get('/v2/contacts/search', async function searchContacts(c) {
+    const { counts } = sim;
+    counts.searchCalls++;
+    counts.searchesInFlight++;
+    counts.maxSearchesInFlight = Math.max(counts.maxSearchesInFlight, counts.searchesInFlight);
+    try {
+      return await answerSearch(sim, c);
+    } finally {
+      counts.searchesInFlight--;
+    }
+  });
+  app.notFound((c) => c.json({ error: 'not_found' }, 404));
+  app.onError((_err, c) => c.json(INTERNAL_ERROR, 500));
+  return { app, controls: controlsOf(sim) };
+}
+
+function controlsOf(sim: Sim): SimulatorControls {
+  const { counts } = sim;
+  return {
+    setFaults: (partial) => setFaults(sim, partial),
+    faults: () => ({ ...sim.faults }),
+    revokeAllTokens: () => sim.tokens.clear(),
+    stats: () => ({
+      ...counts,
+      searchByNumber: Object.fromEntries(counts.searchByNumber),
+      authorizationsSeen: [...counts.authorizationsSeen],
+    }),
+    resetStats: () => {
+      Object.assign(counts, {
+        tokenCalls: 0,
+        searchCalls: 0,
+        searchByNumber: new Map(),
+        authorizationsSeen: [],
+        hugeBodyBytesSent: 0,
+        maxSearchesInFlight: counts.searchesInFlight,
+        rateLimitedCalls: 0,
+      });
+    },
+  };
+}
+
+function setFaults(sim: Sim, partial: Partial<SimulatorFaults>): void {
+  const next = { ...sim.faults };
+  for (const key of Object.keys(DEFAULT_FAULTS) as (keyof SimulatorFaults)[]) {
+    if (partial[key] !== undefined) (next as Record<string, unknown>)[key] = partial[key];
+  }
+  // null is a value here (no Retry-After), not "leave as is".
+  if (Object.hasOwn(partial, 'rateLimitRetryAfter') && partial.rateLimitRetryAfter === null)
+    next.rateLimitRetryAfter = null;
+  sim.faults = next;
+}
+
+/** A JSON-looking body of `bytes` bytes, produced only as fast as the reader takes it. */
+function hugeBody(sim: Sim, bytes: number): ReadableStream<Uint8Array> {
+  const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+  let left = bytes;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (left <= 0) {
+          controller.close();
+          return;
+        }
+        const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= piece.length;
+        sim.counts.hugeBodyBytesSent += piece.length;
+        controller.enqueue(piece);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+const happens = (sim: Sim, rate: number) => rate > 0 && sim.random() < rate;
+const delayOf = (sim: Sim, latency: Latency) =>
+  typeof latency === 'number' ? latency : latency[0] + sim.random() * (latency[1] - latency[0]);
+
+function isUsable(sim: Sim, token: IssuedToken | undefined, now: number): boolean {
+  if (!token || now >= token.expiresAt) return false;
+  return sim.faults.revokeTokensAfterMs === null || now < token.issuedAt + sim.faults.revokeTokensAfterMs;
+}
+
+function sweepTokens(sim: Sim, now: number): void {
+  if (sim.tokens.size < TOKEN_SWEEP_THRESHOLD) return;
+  for (const [value, token] of sim.tokens) if (!isUsable(sim, token, now)) sim.tokens.delete(value);
+}
+
+// RFC 6750 section 3.1: a request without credentials gets the bare challenge, a bad token the error code.
+const unauthorized = (c: Context, hadToken: boolean) => {
+  c.header('WWW-Authenticate', hadToken ? 'Bearer error="invalid_token"' : 'Bearer');
+  return c.json({ error: 'invalid_token' }, 401);
+};
+
+async function login(sim: Sim, c: Context): Promise<Response> {
+  const { clients } = sim;
+  sim.counts.tokenCalls++;
+  await sleep(delayOf(sim, sim.faults.tokenLatencyMs), c.req.raw.signal);
+  // Read after the wait: a test may change the faults while a login waits.
+  const { faults } = sim;
+  c.header('Cache-Control', 'no-store');
+  if (happens(sim, faults.tokenErrorRate)) return c.json(INTERNAL_ERROR, 500);
+
+  const contentType = c.req.header('content-type') ?? '';
+  if (!contentType.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    return c.json({ error: 'invalid_request', error_description: 'form-encoded body expected' }, 400);
+  }
+  const form = new URLSearchParams(await c.req.text());
+  const grantType = form.get('grant_type');
+  if (!grantType) return c.json({ error: 'invalid_request', error_description: 'grant_type missing' }, 400);
+  if (grantType !== 'client_credentials') return c.json({ error: 'unsupported_grant_type' }, 400);
+  const clientId = form.get('client_id');
+  const clientSecret = form.get('client_secret');
+  if (!clientId || !clientSecret) {
+    return c.json({ error: 'invalid_request', error_description: 'client_id and client_secret required' }, 400);
+  }
+  if (!Object.hasOwn(clients, clientId) || clients[clientId] !== clientSecret) {
+    return c.json({ error: 'invalid_client' }, 401);
+  }
+
+  const lifetime = faults.tokenLifetimeSeconds;
+  const body = { token_type: 'Bearer', expires_in: String(lifetime), scope: SCOPE, uniqueId: null, clientId };
+  if (faults.malformedToken) return c.json(body, 200);
+  const now = sim.clock();
+  sweepTokens(sim, now);
+  const accessToken = randomToken();
+  sim.tokens.set(accessToken, { clientId, issuedAt: now, expiresAt: now + lifetime * 1000 });
+  return c.json({ access_token: accessToken, ...body }, 200);
+}
+
+async function answerSearch(sim: Sim, c: Context): Promise<Response> {
+  const { counts } = sim;
+  const what = c.req.query('what');
+  if (what !== undefined) counts.searchByNumber.set(what, (counts.searchByNumber.get(what) ?? 0) + 1);
+  const authorization = c.req.header('authorization');
+  if (authorization !== undefined) counts.authorizationsSeen.push(authorization);
+
+  const signal = c.req.raw.signal;
+  await sleep(delayOf(sim, sim.faults.latencyMs), signal);
+  // Read after the wait: a test may change the faults while a search waits.
+  const { faults } = sim;
+
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match?.[1]) return unauthorized(c, authorization !== undefined);
+  if (!isUsable(sim, sim.tokens.get(match[1]), sim.clock())) return unauthorized(c, true);
+  if (!what) return c.json({ error: 'invalid_request', message: 'query parameter what is required' }, 400);
+
+  if (happens(sim, faults.rateLimitRate)) {
+    counts.rateLimitedCalls++;
+    if (faults.rateLimitRetryAfter !== null) c.header('Retry-After', faults.rateLimitRetryAfter);
+    return c.json({ error: 'too_many_requests', message: 'Too many requests' }, 429);
+  }
+  if (happens(sim, faults.hangRate)) {
+    // Held open until the client gives up; the cap only bounds clients that never do.
+    await sleep(sim.hangCapMs, signal);
+    return c.json(INTERNAL_ERROR, 500);
+  }
+  if (happens(sim, faults.errorRate)) return c.json(INTERNAL_ERROR, 500);
+  if (faults.hugeBody) {
+    const { bytes, declareLength } = faults.hugeBody;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (declareLength) headers['content-length'] = String(bytes);
+    return new Response(hugeBody(sim, bytes), { status: 200, headers });
+  }
+
+  const results = sim.index.lookup(toE164(what));
+  return c.json({ query: { what }, total: results.length, results }, 200);
 }

@@ -1,13 +1,13 @@
 // The simulator's bundled directory of fictional contacts, on numbers reserved for drama and fiction only.
 
-export type ProviderId = 'swissdir' | 'openbook' | 'citylines';
+type ProviderId = 'swissdir' | 'openbook' | 'citylines';
 
-export interface Provider {
+interface Provider {
   id: ProviderId;
   name: string;
 }
 
-export type PhoneKind = 'landline' | 'mobile' | 'fax';
+type PhoneKind = 'landline' | 'mobile' | 'fax';
 
 export interface DirectoryEntry {
   id: string;
@@ -20,6 +20,7 @@ export interface DirectoryEntry {
   address: { street: string; postalCode: string; locality: string; country: string };
 }
 
+/** The two providers. @public (the benches read it from the build, dist/simulator/directory.js) */
 export const PROVIDERS: Readonly<Record<ProviderId, Provider>> = {
   swissdir: { id: 'swissdir', name: 'SwissDir' },
   openbook: { id: 'openbook', name: 'OpenBook' },
@@ -159,7 +160,7 @@ const ROWS: Row[] = [
 const LETTER_TO_PROVIDER: Record<string, ProviderId> = { s: 'swissdir', o: 'openbook', c: 'citylines' };
 
 /** National display form of the reserved ranges used here (checked against libphonenumber in tests). */
-export function nationalDisplay(e164: string): string {
+function nationalDisplay(e164: string): string {
   if (e164.startsWith('+4420')) return `020 ${e164.slice(5, 9)} ${e164.slice(9)}`;
   if (e164.startsWith('+441')) return `0${e164.slice(3, 6)} ${e164.slice(6, 9)} ${e164.slice(9)}`;
   if (e164.startsWith('+447')) return `0${e164.slice(3, 7)} ${e164.slice(7)}`;
@@ -240,13 +241,6 @@ export function createDirectoryIndex(entries: readonly DirectoryEntry[] = DIRECT
     lookup: (e164) => byNumber.get(e164) ?? [],
     numbers: () => [...byNumber.keys()],
   };
-}
-
-const bundledIndex = createDirectoryIndex();
-
-/** Lookup in the bundled directory. */
-export function lookupByE164(e164: string): readonly DirectoryEntry[] {
-  return bundledIndex.lookup(e164);
 }
 
 /** Numbers with known listings, for demos, tests and benchmarks. */

@@ -40,7 +40,7 @@ export function tooLarge(maxBodyBytes: number): UpstreamTransportError {
 }
 
 /** Collects a body as text, failing at the first chunk that takes it past `maxBytes` (the rest is never read). */
-export async function readBounded(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+async function readBounded(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
   const parts: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of chunks) {

@@ -64,7 +64,7 @@ export interface UpstreamAnswer {
   listed?: boolean;
 }
 
-export interface SearchOptions {
+interface SearchOptions {
   /** Epoch ms (on the client's clock) the whole lookup must end by; default now + `timeoutMs`. */
   deadline?: number;
 }
@@ -76,7 +76,8 @@ export interface SearchClient {
 
 export interface SearchClientOptions {
   http: UpstreamHttp;
-  tokens: TokenManager;
+  /** The upstream's bearer token, in custody. */
+  upstreamTokens: TokenManager;
   baseUrl: string;
   /** The whole lookup: waiting for a token, the search, and the one retry after a 401. */
   timeoutMs: number;
@@ -89,130 +90,148 @@ export interface SearchClientOptions {
   maxRetryAfterMs?: number;
 }
 
-interface Answer {
-  res: UpstreamResponse;
-  outcome: UpstreamOutcome;
-  /** The parsed body of a 200 that is a JSON object. */
-  json?: object;
-}
-
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/** The search client's settings and parts, fixed when it is made, and the request headers of the current token. */
+interface Searcher {
+  options: SearchClientOptions;
+  clock: Clock;
+  telemetry: Telemetry;
+  logger: Logger;
+  searchUrl: string;
+  resultsPath: string[] | undefined;
+  maxRetryAfterMs: number;
+  /** The request headers change only with the token: built once per token, not once per search. */
+  headersOf: { token: string; headers: Record<string, string> };
+}
+
 export function createSearchClient(options: SearchClientOptions): SearchClient {
-  const clock = options.clock ?? systemClock;
-  const telemetry = options.telemetry ?? noopTelemetry;
-  const logger = options.logger ?? silentLogger;
-  const searchUrl = `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`;
-  const resultsPath = options.resultsPath === undefined ? undefined : parsePath(options.resultsPath);
-  const maxRetryAfterMs = options.maxRetryAfterMs ?? 3_600_000;
-  // The request headers change only with the token: built once per token, not once per search.
-  let headersOf = { token: '', headers: {} as Record<string, string> };
-  const requestHeaders = (token: string): Record<string, string> => {
-    if (headersOf.token !== token)
-      headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
-    return headersOf.headers;
+  const s: Searcher = {
+    options,
+    clock: options.clock ?? systemClock,
+    telemetry: options.telemetry ?? noopTelemetry,
+    logger: options.logger ?? silentLogger,
+    searchUrl: `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`,
+    resultsPath: options.resultsPath === undefined ? undefined : parsePath(options.resultsPath),
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 3_600_000,
+    headersOf: { token: '', headers: {} },
   };
+  return { search: (e164, searchOptions) => search(s, e164, searchOptions) };
+}
 
-  const timedOut = (): GatewayError => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
+async function search(s: Searcher, e164: string, searchOptions: SearchOptions = {}): Promise<UpstreamAnswer> {
+  const { logger, options } = s;
+  const tokens = options.upstreamTokens;
+  // A caller that queued for a slot first hands in what is left of the lookup's deadline.
+  const deadline = searchOptions.deadline ?? s.clock() + options.timeoutMs;
+  const url = `${s.searchUrl}?what=${encodeURIComponent(e164)}`;
 
-  // The token manager's own refresh has its own timeout and is shared with other callers; this
-  // lookup only stops waiting for it when its own deadline passes.
-  async function tokenBefore(deadline: number): Promise<string> {
-    const remaining = deadline - clock();
-    if (remaining <= 0) throw timedOut();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expiry = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timedOut()), remaining);
-    });
-    try {
-      return await Promise.race([options.tokens.getToken(), expiry]);
-    } finally {
-      clearTimeout(timer);
+  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline));
+  let reply = await send(s, url, firstToken, deadline, 1);
+  if (isRefusal(reply) && reply.status === 401) {
+    logger.info(
+      { event: 'upstream_search_unauthorized', attempt: 1 },
+      'upstream refused the token; retrying with a fresh one',
+    );
+    tokens.invalidate(firstToken);
+    const secondToken = await tokenBefore(s, deadline);
+    reply = await send(s, url, secondToken, deadline, 2);
+    if (isRefusal(reply) && reply.status === 401) {
+      logger.error(
+        { event: 'upstream_search_unauthorized', attempt: 2 },
+        "the upstream refused the gateway's credentials",
+      );
+      throw new GatewayError('upstream_error', "the upstream refused the gateway's credentials");
     }
   }
+  if (!isRefusal(reply)) return reply;
+  if (reply.status === 429) {
+    const retryAfterMs = boundedRetryAfter(reply.retryAfter, s.clock(), s.maxRetryAfterMs);
+    logger.warn({ event: 'upstream_search_rate_limited', retryAfterMs }, 'upstream answered 429');
+    throw new UpstreamRateLimitedError(retryAfterMs);
+  }
+  logger.warn({ event: 'upstream_search_failed', status: reply.status }, 'upstream search failed');
+  throw new GatewayError('upstream_error', `the upstream answered ${reply.status}`);
+}
 
-  async function send(url: string, token: string, deadline: number, attempt: number): Promise<Answer> {
-    const remaining = deadline - clock();
-    if (remaining <= 0) throw timedOut();
-    const started = clock();
-    const seconds = (): number => (clock() - started) / 1000;
-    let res: UpstreamResponse;
-    try {
-      res = await options.http.request({
-        method: 'GET',
-        url,
-        headers: requestHeaders(token),
-        timeoutMs: remaining,
+const timedOut = (): GatewayError => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
+
+/** A status other than 200 comes back as the exchange itself; a 200 is already the answer. */
+const isRefusal = (reply: UpstreamAnswer | UpstreamResponse): reply is UpstreamResponse => 'status' in reply;
+
+// The token manager's own refresh has its own timeout and is shared with other callers; this
+// lookup only stops waiting for it when its own deadline passes.
+async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
+  const remaining = deadline - s.clock();
+  if (remaining <= 0) throw timedOut();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), remaining);
+  });
+  try {
+    return await Promise.race([s.options.upstreamTokens.getToken(), expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function requestHeaders(s: Searcher, token: string): Record<string, string> {
+  if (s.headersOf.token !== token)
+    s.headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
+  return s.headersOf.headers;
+}
+
+/**
+ * One exchange, counted: a 200 with a JSON object is the search's answer; any other status is handed back as the
+ * exchange for the caller to decide on; a malformed 200 or a failed transport is thrown.
+ */
+async function send(
+  s: Searcher,
+  url: string,
+  token: string,
+  deadline: number,
+  attempt: number,
+): Promise<UpstreamAnswer | UpstreamResponse> {
+  const { clock, telemetry, logger } = s;
+  const remaining = deadline - clock();
+  if (remaining <= 0) throw timedOut();
+  const started = clock();
+  const seconds = (): number => (clock() - started) / 1000;
+  let res: UpstreamResponse;
+  try {
+    res = await s.options.http.request({ method: 'GET', url, headers: requestHeaders(s, token), timeoutMs: remaining });
+  } catch (err) {
+    const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+    telemetry.upstreamCall('search', transportOutcome(kind), seconds());
+    logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
+    if (kind === 'timeout')
+      throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
+    if (kind === 'too_large')
+      throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', {
+        cause: err,
       });
-    } catch (err) {
-      const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
-      telemetry.upstreamCall('search', transportOutcome(kind), seconds());
-      logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
-      if (kind === 'timeout')
-        throw new GatewayError('upstream_timeout', 'the upstream did not answer in time', { cause: err });
-      if (kind === 'too_large')
-        throw new GatewayError('upstream_error', 'the upstream answered a body larger than the gateway accepts', {
-          cause: err,
-        });
-      throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
-    }
-    // The one parse of the body: it vouches for the JSON and says whether anything is listed.
-    const json = res.status === 200 ? jsonObject(res.body) : undefined;
-    const outcome = res.status !== 200 ? statusOutcome(res.status) : json !== undefined ? 'ok' : 'malformed';
-    telemetry.upstreamCall('search', outcome, seconds());
-    return { res, outcome, json };
+    throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
   }
-
-  return {
-    async search(e164, searchOptions = {}) {
-      // A caller that queued for a slot first hands in what is left of the lookup's deadline.
-      const deadline = searchOptions.deadline ?? clock() + options.timeoutMs;
-      const url = `${searchUrl}?what=${encodeURIComponent(e164)}`;
-
-      const firstToken = options.tokens.peek?.() ?? (await tokenBefore(deadline));
-      let { res, outcome, json } = await send(url, firstToken, deadline, 1);
-      if (res.status === 401) {
-        logger.info(
-          { event: 'upstream_search_unauthorized', attempt: 1 },
-          'upstream refused the token; retrying with a fresh one',
-        );
-        options.tokens.invalidate(firstToken);
-        const secondToken = await tokenBefore(deadline);
-        ({ res, outcome, json } = await send(url, secondToken, deadline, 2));
-        if (res.status === 401) {
-          logger.error(
-            { event: 'upstream_search_unauthorized', attempt: 2 },
-            "the upstream refused the gateway's credentials",
-          );
-          throw new GatewayError('upstream_error', "the upstream refused the gateway's credentials");
-        }
-      }
-
-      if (res.status === 200) {
-        // Parsed to vouch for it; the string itself is what callers and the cache receive.
-        if (outcome === 'malformed' || json === undefined) {
-          logger.warn(
-            { event: 'upstream_search_malformed', status: 200 },
-            'upstream search answered a body that is not a JSON object',
-          );
-          throw new GatewayError('upstream_error', 'the upstream answered a malformed body');
-        }
-        const contentType =
-          res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
-        if (resultsPath === undefined) return { body: res.body, contentType };
-        const results = readPath(json, resultsPath);
-        return { body: res.body, contentType, listed: Array.isArray(results) && results.length > 0 };
-      }
-
-      if (res.status === 429) {
-        const retryAfterMs = boundedRetryAfter(res.retryAfter, clock(), maxRetryAfterMs);
-        logger.warn({ event: 'upstream_search_rate_limited', retryAfterMs }, 'upstream answered 429');
-        throw new UpstreamRateLimitedError(retryAfterMs);
-      }
-      logger.warn({ event: 'upstream_search_failed', status: res.status }, 'upstream search failed');
-      throw new GatewayError('upstream_error', `the upstream answered ${res.status}`);
-    },
-  };
+  if (res.status !== 200) {
+    telemetry.upstreamCall('search', searchStatusOutcome(res.status), seconds());
+    return res;
+  }
+  // The one parse of the body: it vouches for the JSON and says whether anything is listed; the string itself is
+  // what callers and the cache receive.
+  const json = jsonObject(res.body);
+  telemetry.upstreamCall('search', json !== undefined ? 'ok' : 'malformed', seconds());
+  if (json === undefined) {
+    logger.warn(
+      { event: 'upstream_search_malformed', status: 200 },
+      'upstream search answered a body that is not a JSON object',
+    );
+    throw new GatewayError('upstream_error', 'the upstream answered a malformed body');
+  }
+  const contentType =
+    res.contentType !== null && JSON_MEDIA_TYPE.test(res.contentType) ? res.contentType : 'application/json';
+  if (s.resultsPath === undefined) return { body: res.body, contentType };
+  const results = readPath(json, s.resultsPath);
+  return { body: res.body, contentType, listed: Array.isArray(results) && results.length > 0 };
 }
 
 function jsonObject(body: string): object | undefined {
@@ -224,7 +243,8 @@ function jsonObject(body: string): object | undefined {
   }
 }
 
-function statusOutcome(status: number): UpstreamOutcome {
+/** A search's status as a metric outcome: 401 the token refused, 429 rate limited, 403 and other 4xx the request's fault. */
+function searchStatusOutcome(status: number): UpstreamOutcome {
   if (status === 401) return 'unauthorized';
   if (status === 429) return 'rate_limited';
   if (status >= 400 && status < 500) return 'client_error';

@@ -9,7 +9,7 @@ export interface SourcedToken extends ObtainedToken {
   generation: number | null;
 }
 
-export interface SharedTokenWanted {
+interface SharedTokenWanted {
   /** Only a token of a higher generation will do; null: any. */
   newerThan: number | null;
   validForMs: number;

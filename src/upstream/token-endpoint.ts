@@ -72,7 +72,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       throw new RefreshFailure(outcome, reason);
     }
     if (res.status !== 200) {
-      const outcome = statusOutcome(res.status);
+      const outcome = loginStatusOutcome(res.status);
       record(outcome);
       throw new RefreshFailure(outcome, `token endpoint answered ${res.status}`, res.status);
     }
@@ -101,7 +101,8 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
   };
 }
 
-function statusOutcome(status: number): UpstreamOutcome {
+/** A login's status as a metric outcome: 401 and 403 both mean the gateway's credentials were refused. */
+function loginStatusOutcome(status: number): UpstreamOutcome {
   if (status === 401 || status === 403) return 'unauthorized';
   if (status >= 400 && status < 500) return 'client_error';
   return 'server_error';

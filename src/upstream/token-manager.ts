@@ -72,14 +72,57 @@ interface Refresh {
 const SAFETY_MARGIN_MAX_MS = 5_000;
 const STORE_PROBE_INTERVAL_MS = 2_000;
 
+/** What custody works with, fixed when the manager is made. */
+interface Custody {
+  clock: Clock;
+  random: () => number;
+  telemetry: Telemetry;
+  logger: Logger;
+  endpoint: ReturnType<typeof createTokenEndpoint>;
+  /** The deployment's token through the store; null without one. */
+  shared: SharedTokenSource | null;
+  /** Asks the store, while on an own token, whether it answers again; null without a store. */
+  rejoin: TokenRejoin | null;
+  background: ((work: Promise<unknown>) => void) | undefined;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  refreshAheadMs: number;
+  /**
+   * A refresh that never settles (e.g. its I/O was cancelled with the request that started it, as Workers may do)
+   * must not block every later caller: after this long it is abandoned.
+   */
+  abandonAfterMs: number;
+  state: CustodyState;
+}
+
+/** What changes: the held token, the refresh in flight, and the failures since the last success. */
+interface CustodyState {
+  current: HeldToken | null;
+  refresh: Refresh | null;
+  /** The number of the newest refresh; an older one that settles late changes nothing. */
+  attempts: number;
+  invalidated: boolean;
+  /** The token an upstream 401 dropped, so the refresh after it asks the store for a newer one. */
+  dropped: { token: string; generation: number | null } | null;
+  consecutiveFailures: number;
+  lastError: string | null;
+  retryAt: number | null;
+}
+
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
+  const custody = custodyOf(options);
+  return {
+    peek: () => peek(custody),
+    getToken: () => getToken(custody),
+    invalidate: (token) => invalidate(custody, token),
+    status: () => status(custody),
+  };
+}
+
+function custodyOf(options: TokenManagerOptions): Custody {
   const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
   const telemetry = options.telemetry ?? noopTelemetry;
   const logger = options.logger ?? silentLogger;
-  const initialBackoffMs = options.backoff?.initialMs ?? 1_000;
-  const maxBackoffMs = options.backoff?.maxMs ?? 60_000;
-  const refreshAheadMs = Math.max(0, options.refreshAheadSeconds * 1000);
   const endpoint = createTokenEndpoint({ ...options, clock, telemetry });
   const storeTimeoutMs = options.storeTimeoutMs ?? 250;
   const storeWaitMs = options.storeWaitMs ?? options.timeoutMs;
@@ -93,230 +136,266 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         waitMs: storeWaitMs,
       })
     : null;
-  // A refresh that never settles (e.g. its I/O was cancelled with the request that started it, as
-  // Workers may do) must not block every later caller: after this long it is abandoned. With a store,
-  // waiting for another replica's login and the store's own commands come on top.
-  const abandonAfterMs = options.timeoutMs + 5_000 + (shared ? storeWaitMs + 6 * storeTimeoutMs : 0);
-
-  let current: HeldToken | null = null;
-  let refresh: Refresh | null = null;
-  let attempts = 0;
-  let invalidated = false;
-  /** The token an upstream 401 dropped, so the refresh after it asks the store for a newer one. */
-  let dropped: { token: string; generation: number | null } | null = null;
-  let consecutiveFailures = 0;
-  let lastError: string | null = null;
-  let retryAt: number | null = null;
-  const rejoin: TokenRejoin | null = shared
-    ? createTokenRejoin({
-        source: shared,
-        intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS,
-        background: options.background,
-      })
-    : null;
-
-  const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
-  const inBackoff = (now: number): boolean => retryAt !== null && now < retryAt;
-
-  function unavailable(now: number, cause?: unknown): GatewayError {
-    const headers: Record<string, string> = {};
-    if (retryAt !== null && retryAt > now) headers['retry-after'] = String(Math.ceil((retryAt - now) / 1000));
-    return new GatewayError('token_unavailable', 'the upstream token could not be obtained', { headers, cause });
-  }
-
-  function reasonNow(now: number): TokenRefreshReason {
-    if (current === null) return invalidated ? 'unauthorized' : 'cold';
-    return usable(current, now) ? 'ahead' : 'expired';
-  }
-
-  function hold(token: SourcedToken): HeldToken {
-    const lifetimeMs = token.expiresAt - token.obtainedAt;
-    return {
-      token: token.token,
-      expiresAt: token.expiresAt,
-      refreshAt: token.expiresAt - Math.min(refreshAheadMs, lifetimeMs * 0.1),
-      usableUntil: token.expiresAt - Math.min(SAFETY_MARGIN_MAX_MS, lifetimeMs * 0.01),
-      lifetimeMs,
-      generation: token.generation,
-    };
-  }
-
-  /** The deployment's token: newer than the one held or dropped here, and valid longer than the one held. */
-  async function obtainShared(source: SharedTokenSource, now: number): Promise<HeldToken> {
-    const newerThan = current?.generation ?? dropped?.generation ?? null;
-    const validForMs = current === null ? 1 : Math.max(1, current.expiresAt - now + 1);
-    const first = hold(await source.obtain({ newerThan, validForMs }));
-    // The published token may be one this process already knows is of no use (the one a 401 dropped, or
-    // one inside its safety margin): ask once for a newer one rather than send it.
-    const useless = (held: HeldToken): boolean => clock() >= held.usableUntil || held.token === dropped?.token;
-    if (!useless(first) || first.generation === null) return first;
-    return hold(await source.obtain({ newerThan: first.generation, validForMs }));
-  }
-
-  function startRefresh(reason: TokenRefreshReason, now: number): Refresh {
-    const mine = ++attempts;
-    const promise = (async (): Promise<HeldToken> => {
-      try {
-        const held = shared ? await obtainShared(shared, now) : hold({ ...(await endpoint.login()), generation: null });
-        const { expiresAt, lifetimeMs, generation } = held;
-        if (mine === attempts) {
-          current = held;
-          // The store just failed this refresh: ask it again only after a while.
-          if (generation === null) rejoin?.fellBack(clock());
-          invalidated = false;
-          dropped = null;
-          consecutiveFailures = 0;
-          lastError = null;
-          retryAt = null;
-          refresh = null;
-        }
-        telemetry.tokenRefresh('ok', reason);
-        const source = generation === null ? 'own' : 'shared';
-        logger.info(
-          {
-            event: 'upstream_token_refreshed',
-            reason,
-            source,
-            generation,
-            expiresAt: new Date(expiresAt).toISOString(),
-            lifetimeMs,
-          },
-          'upstream token refreshed',
-        );
-        return held;
-      } catch (err) {
-        const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token refresh failed');
-        const failedAt = clock();
-        if (mine === attempts) {
-          consecutiveFailures += 1;
-          lastError = failure.message;
-          // Full jitter: replicas that failed together do not all come back together.
-          const cap = Math.min(maxBackoffMs, initialBackoffMs * 2 ** (consecutiveFailures - 1));
-          retryAt = failedAt + Math.floor(Math.min(Math.max(random(), 0), 1) * cap);
-          refresh = null;
-        }
-        telemetry.tokenRefresh('error', reason);
-        const level = failure.outcome === 'unauthorized' ? 'error' : 'warn';
-        logger[level](
-          {
-            event: 'upstream_token_refresh_failed',
-            reason,
-            kind: failure.outcome,
-            status: failure.status ?? null,
-            error: failure.message,
-            consecutiveFailures,
-            retryAt: retryAt === null ? null : new Date(retryAt).toISOString(),
-          },
-          'upstream token refresh failed',
-        );
-        throw unavailable(failedAt, failure);
-      }
-    })();
-    // Background refreshes have no awaiting caller; their failure is already recorded above.
-    promise.catch(() => {});
-    const started: Refresh = { promise, startedAt: now, attempt: mine };
-    refresh = started;
-    return started;
-  }
-
-  /**
-   * On its own token while the store may answer again: the deployment's token, when the store has one, replaces
-   * the own one here; when it has none the own one is offered, so the other replicas take it at their own
-   * question. Either way one token again, with no login.
-   */
-  function askToRejoin(source: TokenRejoin, held: HeldToken, now: number): void {
-    const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
-    source.ask(
-      now,
-      own,
-      (token) => clock() < hold(token).usableUntil,
-      (found) => {
-        // A refresh or a 401 meanwhile decided for itself.
-        if (current !== held || refresh !== null) return;
-        current = hold(found);
-        const how = found.token === held.token ? 'offered' : 'adopted';
-        logger.info(
-          {
-            event: 'upstream_token_rejoined',
-            how,
-            generation: found.generation,
-            expiresAt: new Date(found.expiresAt).toISOString(),
-          },
-          how === 'offered'
-            ? "token store answers again; published this replica's token for the deployment"
-            : "token store answers again; using the deployment's token",
-        );
-      },
-    );
-  }
-
-  function pendingRefresh(now: number): Refresh | null {
-    if (refresh !== null && now - refresh.startedAt > abandonAfterMs) {
-      logger.warn(
-        { event: 'upstream_token_refresh_abandoned', startedAt: new Date(refresh.startedAt).toISOString() },
-        'upstream token refresh never settled; starting another',
-      );
-      refresh = null;
-    }
-    return refresh;
-  }
-
   return {
-    peek() {
-      const now = clock();
-      const held = current;
-      if (!usable(held, now) || now >= held.refreshAt) return undefined;
-      // The miss path takes the held token here rather than through getToken: a replica on its own token must
-      // still ask the store (in the background, at most every few seconds) whether it may rejoin the deployment's.
-      if (rejoin !== null && held.generation === null && refresh === null) askToRejoin(rejoin, held, now);
-      return held.token;
+    clock,
+    random: options.random ?? Math.random,
+    telemetry,
+    logger,
+    endpoint,
+    shared,
+    rejoin: shared
+      ? createTokenRejoin({
+          source: shared,
+          intervalMs: options.storeProbeIntervalMs ?? STORE_PROBE_INTERVAL_MS,
+          background: options.background,
+        })
+      : null,
+    background: options.background,
+    initialBackoffMs: options.backoff?.initialMs ?? 1_000,
+    maxBackoffMs: options.backoff?.maxMs ?? 60_000,
+    refreshAheadMs: Math.max(0, options.refreshAheadSeconds * 1000),
+    // With a store, waiting for another replica's login and the store's own commands come on top.
+    abandonAfterMs: options.timeoutMs + 5_000 + (shared ? storeWaitMs + 6 * storeTimeoutMs : 0),
+    state: {
+      current: null,
+      refresh: null,
+      attempts: 0,
+      invalidated: false,
+      dropped: null,
+      consecutiveFailures: 0,
+      lastError: null,
+      retryAt: null,
     },
+  };
+}
 
-    async getToken() {
-      const now = clock();
-      const held = current;
-      if (usable(held, now)) {
-        if (now >= held.refreshAt && pendingRefresh(now) === null && !inBackoff(now)) {
-          const ahead = startRefresh('ahead', now);
-          options.background?.(ahead.promise);
-        } else if (rejoin !== null && held.generation === null && refresh === null) {
-          askToRejoin(rejoin, held, now);
-        }
-        return held.token;
-      }
-      let pending = pendingRefresh(now);
-      if (pending === null) {
-        // A person is waiting: while the endpoint is failing, answer at once instead of hammering it.
-        if (inBackoff(now)) throw unavailable(now);
-        pending = startRefresh(reasonNow(now), now);
-      }
-      const fresh = await pending.promise;
-      const after = clock();
-      if (!usable(fresh, after)) throw unavailable(after);
-      return fresh.token;
-    },
+const usable = (held: HeldToken | null, now: number): held is HeldToken => held !== null && now < held.usableUntil;
+const inBackoff = ({ state }: Custody, now: number): boolean => state.retryAt !== null && now < state.retryAt;
 
-    invalidate(token) {
-      if (current !== null && current.token === token) {
-        const { generation } = current;
-        dropped = { token, generation };
-        current = null;
-        invalidated = true;
-        logger.info({ event: 'upstream_token_invalidated', generation }, 'upstream refused the token; dropped it');
-        // Only if the deployment still holds this very token: N replicas seeing one 401 cause one refresh.
-        if (shared !== null && generation !== null) shared.drop(generation);
-      }
-    },
+function unavailable({ state }: Custody, now: number, cause?: unknown): GatewayError {
+  const headers: Record<string, string> = {};
+  if (state.retryAt !== null && state.retryAt > now) {
+    headers['retry-after'] = String(Math.ceil((state.retryAt - now) / 1000));
+  }
+  return new GatewayError('token_unavailable', 'the upstream token could not be obtained', { headers, cause });
+}
 
-    status() {
-      const now = clock();
-      return {
-        hasToken: usable(current, now),
-        expiresAt: current?.expiresAt ?? null,
-        lastError,
-        consecutiveFailures,
-        retryAt: inBackoff(now) ? retryAt : null,
-      };
+function reasonNow({ state }: Custody, now: number): TokenRefreshReason {
+  if (state.current === null) return state.invalidated ? 'unauthorized' : 'cold';
+  return usable(state.current, now) ? 'ahead' : 'expired';
+}
+
+function hold(custody: Custody, token: SourcedToken): HeldToken {
+  const lifetimeMs = token.expiresAt - token.obtainedAt;
+  return {
+    token: token.token,
+    expiresAt: token.expiresAt,
+    refreshAt: token.expiresAt - Math.min(custody.refreshAheadMs, lifetimeMs * 0.1),
+    usableUntil: token.expiresAt - Math.min(SAFETY_MARGIN_MAX_MS, lifetimeMs * 0.01),
+    lifetimeMs,
+    generation: token.generation,
+  };
+}
+
+/** The deployment's token: newer than the one held or dropped here, and valid longer than the one held. */
+async function obtainShared(custody: Custody, source: SharedTokenSource, now: number): Promise<HeldToken> {
+  const { current, dropped } = custody.state;
+  const newerThan = current?.generation ?? dropped?.generation ?? null;
+  const validForMs = current === null ? 1 : Math.max(1, current.expiresAt - now + 1);
+  const first = hold(custody, await source.obtain({ newerThan, validForMs }));
+  // The published token may be one this process already knows is of no use (the one a 401 dropped, or
+  // one inside its safety margin): ask once for a newer one rather than send it.
+  const useless = (held: HeldToken): boolean =>
+    custody.clock() >= held.usableUntil || held.token === custody.state.dropped?.token;
+  if (!useless(first) || first.generation === null) return first;
+  return hold(custody, await source.obtain({ newerThan: first.generation, validForMs }));
+}
+
+function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number): Refresh {
+  const mine = ++custody.state.attempts;
+  const promise = refreshOnce(custody, reason, now, mine);
+  // Background refreshes have no awaiting caller; their failure is already recorded by refreshFailed.
+  promise.catch(() => {});
+  const started: Refresh = { promise, startedAt: now, attempt: mine };
+  custody.state.refresh = started;
+  return started;
+}
+
+async function refreshOnce(custody: Custody, reason: TokenRefreshReason, now: number, mine: number) {
+  let held: HeldToken;
+  try {
+    held = custody.shared
+      ? await obtainShared(custody, custody.shared, now)
+      : hold(custody, { ...(await custody.endpoint.login()), generation: null });
+  } catch (err) {
+    throw refreshFailed(custody, reason, mine, err);
+  }
+  refreshSucceeded(custody, reason, mine, held);
+  return held;
+}
+
+function refreshSucceeded(custody: Custody, reason: TokenRefreshReason, mine: number, held: HeldToken): void {
+  const { state } = custody;
+  const { expiresAt, lifetimeMs, generation } = held;
+  if (mine === state.attempts) {
+    state.current = held;
+    // The store just failed this refresh: ask it again only after a while.
+    if (generation === null) custody.rejoin?.fellBack(custody.clock());
+    state.invalidated = false;
+    state.dropped = null;
+    state.consecutiveFailures = 0;
+    state.lastError = null;
+    state.retryAt = null;
+    state.refresh = null;
+  }
+  custody.telemetry.tokenRefresh('ok', reason);
+  const source = generation === null ? 'own' : 'shared';
+  custody.logger.info(
+    {
+      event: 'upstream_token_refreshed',
+      reason,
+      source,
+      generation,
+      expiresAt: new Date(expiresAt).toISOString(),
+      lifetimeMs,
     },
+    'upstream token refreshed',
+  );
+}
+
+/** Records a failed refresh and its backoff; returns what the callers waiting on it get. */
+function refreshFailed(custody: Custody, reason: TokenRefreshReason, mine: number, err: unknown): GatewayError {
+  const { state } = custody;
+  const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token refresh failed');
+  const failedAt = custody.clock();
+  if (mine === state.attempts) {
+    state.consecutiveFailures += 1;
+    state.lastError = failure.message;
+    // Full jitter: replicas that failed together do not all come back together.
+    const cap = Math.min(custody.maxBackoffMs, custody.initialBackoffMs * 2 ** (state.consecutiveFailures - 1));
+    state.retryAt = failedAt + Math.floor(Math.min(Math.max(custody.random(), 0), 1) * cap);
+    state.refresh = null;
+  }
+  custody.telemetry.tokenRefresh('error', reason);
+  const level = failure.outcome === 'unauthorized' ? 'error' : 'warn';
+  custody.logger[level](
+    {
+      event: 'upstream_token_refresh_failed',
+      reason,
+      kind: failure.outcome,
+      status: failure.status ?? null,
+      error: failure.message,
+      consecutiveFailures: state.consecutiveFailures,
+      retryAt: state.retryAt === null ? null : new Date(state.retryAt).toISOString(),
+    },
+    'upstream token refresh failed',
+  );
+  return unavailable(custody, failedAt, failure);
+}
+
+/**
+ * On its own token while the store may answer again: the deployment's token, when the store has one, replaces
+ * the own one here; when it has none the own one is offered, so the other replicas take it at their own
+ * question. Either way one token again, with no login.
+ */
+function askToRejoin(custody: Custody, source: TokenRejoin, held: HeldToken, now: number): void {
+  const own = { token: held.token, expiresAt: held.expiresAt, obtainedAt: held.expiresAt - held.lifetimeMs };
+  source.ask(
+    now,
+    own,
+    (token) => custody.clock() < hold(custody, token).usableUntil,
+    (found) => {
+      // A refresh or a 401 meanwhile decided for itself.
+      if (custody.state.current !== held || custody.state.refresh !== null) return;
+      custody.state.current = hold(custody, found);
+      const how = found.token === held.token ? 'offered' : 'adopted';
+      custody.logger.info(
+        {
+          event: 'upstream_token_rejoined',
+          how,
+          generation: found.generation,
+          expiresAt: new Date(found.expiresAt).toISOString(),
+        },
+        how === 'offered'
+          ? "token store answers again; published this replica's token for the deployment"
+          : "token store answers again; using the deployment's token",
+      );
+    },
+  );
+}
+
+function pendingRefresh(custody: Custody, now: number): Refresh | null {
+  const { state } = custody;
+  if (state.refresh !== null && now - state.refresh.startedAt > custody.abandonAfterMs) {
+    custody.logger.warn(
+      { event: 'upstream_token_refresh_abandoned', startedAt: new Date(state.refresh.startedAt).toISOString() },
+      'upstream token refresh never settled; starting another',
+    );
+    state.refresh = null;
+  }
+  return state.refresh;
+}
+
+/** A replica on its own token asks the store (in the background, at most every few seconds) whether it may rejoin. */
+function maybeRejoin(custody: Custody, held: HeldToken, now: number): void {
+  if (custody.rejoin !== null && held.generation === null && custody.state.refresh === null) {
+    askToRejoin(custody, custody.rejoin, held, now);
+  }
+}
+
+function peek(custody: Custody): string | undefined {
+  const now = custody.clock();
+  const held = custody.state.current;
+  if (!usable(held, now) || now >= held.refreshAt) return undefined;
+  // The miss path takes the held token here rather than through getToken, so it asks about rejoining here too.
+  maybeRejoin(custody, held, now);
+  return held.token;
+}
+
+async function getToken(custody: Custody): Promise<string> {
+  const now = custody.clock();
+  const held = custody.state.current;
+  if (usable(held, now)) {
+    if (now >= held.refreshAt && pendingRefresh(custody, now) === null && !inBackoff(custody, now)) {
+      const ahead = startRefresh(custody, 'ahead', now);
+      custody.background?.(ahead.promise);
+    } else {
+      maybeRejoin(custody, held, now);
+    }
+    return held.token;
+  }
+  let pending = pendingRefresh(custody, now);
+  if (pending === null) {
+    // A person is waiting: while the endpoint is failing, answer at once instead of hammering it.
+    if (inBackoff(custody, now)) throw unavailable(custody, now);
+    pending = startRefresh(custody, reasonNow(custody, now), now);
+  }
+  const fresh = await pending.promise;
+  const after = custody.clock();
+  if (!usable(fresh, after)) throw unavailable(custody, after);
+  return fresh.token;
+}
+
+function invalidate(custody: Custody, token: string): void {
+  const { state } = custody;
+  if (state.current === null || state.current.token !== token) return;
+  const { generation } = state.current;
+  state.dropped = { token, generation };
+  state.current = null;
+  state.invalidated = true;
+  custody.logger.info({ event: 'upstream_token_invalidated', generation }, 'upstream refused the token; dropped it');
+  // Only if the deployment still holds this very token: N replicas seeing one 401 cause one refresh.
+  if (custody.shared !== null && generation !== null) custody.shared.drop(generation);
+}
+
+function status(custody: Custody): TokenStatus {
+  const { state } = custody;
+  const now = custody.clock();
+  return {
+    hasToken: usable(state.current, now),
+    expiresAt: state.current?.expiresAt ?? null,
+    lastError: state.lastError,
+    consecutiveFailures: state.consecutiveFailures,
+    retryAt: inBackoff(custody, now) ? state.retryAt : null,
   };
 }

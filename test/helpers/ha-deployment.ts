@@ -98,7 +98,7 @@ export async function trafficWhile(d: HaDeployment, during: () => Promise<void>,
  * burst of fresh numbers on both replicas at once, the upstream search calls the simulator saw. Its numbers are
  * of a range of their own, from `from` on: neither replica has a local copy of them.
  */
-export async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
+async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
   let resumed = false;
   let i = from;
   for (const until = Date.now() + timeoutMs; !resumed && Date.now() < until; i++) {

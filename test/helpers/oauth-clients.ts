@@ -8,7 +8,7 @@ import * as openid from 'openid-client';
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
 
 /** What the libraries' `customFetch` is handed: a subset of RequestInit (the body a string, bytes or a form). */
-export type TargetFetch = (
+type TargetFetch = (
   url: string,
   init: { method: string; headers: Record<string, string>; body?: unknown; signal?: AbortSignal | null },
 ) => Promise<Response>;
@@ -21,7 +21,7 @@ export interface OAuthTarget {
 }
 
 /** The number every search here asks for: listed in the simulator's directory. */
-export const SEARCH_NUMBER = '+44 20 7946 0001';
+const SEARCH_NUMBER = '+44 20 7946 0001';
 
 const searchUrl = (target: OAuthTarget) =>
   new URL(`/v2/contacts/search?what=${encodeURIComponent(SEARCH_NUMBER)}`, target.base);
@@ -43,14 +43,14 @@ export async function oauth4webapiDiscover(target: OAuthTarget): Promise<oauth.A
   return oauth.processDiscoveryResponse(issuer, res);
 }
 
-export interface LoggedIn {
+interface LoggedIn {
   token: oauth.TokenEndpointResponse;
   /** The search's answer to a request carrying the token, sent by the same library. */
   search: Response;
 }
 
 /** Discovery, the grant with `method`, then a search with the token, all through oauth4webapi. */
-export async function oauth4webapiLogin(
+async function oauth4webapiLogin(
   target: OAuthTarget,
   clientId: string,
   secret: string,
@@ -73,7 +73,7 @@ export async function oauth4webapiLogin(
 }
 
 /** Discovery, the grant with `method`, then a search with the token, all through openid-client. */
-export async function openidClientLogin(
+async function openidClientLogin(
   target: OAuthTarget,
   clientId: string,
   secret: string,
@@ -110,4 +110,4 @@ export async function wrongSecretErrors(
   return { post, basic };
 }
 
-export { oauth, openid };
+export { oauth };

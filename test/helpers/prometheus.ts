@@ -14,7 +14,7 @@ export interface PromSample {
   value: [number, string];
 }
 
-export interface QueryAnswer {
+interface QueryAnswer {
   status: 'success' | 'error';
   errorType?: string;
   error?: string;

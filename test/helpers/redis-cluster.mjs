@@ -62,35 +62,7 @@ export async function startRedisCluster(options = {}) {
   const ports = [];
   for (let i = 0; i < 6; i++) ports.push(await freeClusterPort(taken));
   const children = new Map();
-  for (const port of ports) {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        String(options.nodeTimeoutMs ?? 1000),
-        // A replica takes over however long ago it heard from its master (the default may refuse after a pause).
-        '--cluster-replica-validity-factor',
-        '0',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        ...(process.env.DBG_CLUSTER ? ['--logfile', `${dir}/${port}.log`] : []),
-      ],
-      { stdio: 'ignore' },
-    );
-    children.set(port, child);
-  }
+  for (const port of ports) children.set(port, spawnNode(port, dir, options));
   // A test run cut short (a timeout, Ctrl-C) leaves no node behind.
   const killAll = () => {
     for (const child of children.values()) if (child.exitCode === null) child.kill('SIGKILL');
@@ -128,22 +100,7 @@ export async function startRedisCluster(options = {}) {
     throw err;
   }
 
-  /** Masters' ports with their slot ranges, as a live node sees them now. */
-  async function masters() {
-    for (const port of ports) {
-      const child = children.get(port);
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const text = await redisCli(port, 'cluster', 'nodes').catch(() => '');
-      if (text === '') continue;
-      return text
-        .trim()
-        .split('\n')
-        .map((line) => line.split(' '))
-        .filter((f) => f[2].includes('master') && !f[2].includes('fail') && f.length > 8)
-        .map((f) => ({ port: Number(f[1].split(':')[1].split('@')[0]), slots: f.slice(8) }));
-    }
-    return [];
-  }
+  const masters = () => mastersOf(ports, children);
 
   return {
     ports,
@@ -202,4 +159,51 @@ async function waitUntil(check, timeoutMs) {
     if (Date.now() > until) throw new Error(`redis cluster: not ready within ${timeoutMs} ms`);
     await sleep(100);
   }
+}
+
+/** One cluster node on `port`, its files in `dir`. */
+function spawnNode(port, dir, options) {
+  return spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      String(options.nodeTimeoutMs ?? 1000),
+      // A replica takes over however long ago it heard from its master (the default may refuse after a pause).
+      '--cluster-replica-validity-factor',
+      '0',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...(process.env.DBG_CLUSTER ? ['--logfile', `${dir}/${port}.log`] : []),
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+/** Masters' ports with their slot ranges, as a live node sees them now. */
+async function mastersOf(ports, children) {
+  for (const port of ports) {
+    const child = children.get(port);
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const text = await redisCli(port, 'cluster', 'nodes').catch(() => '');
+    if (text === '') continue;
+    return text
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .filter((f) => f[2].includes('master') && !f[2].includes('fail') && f.length > 8)
+      .map((f) => ({ port: Number(f[1].split(':')[1].split('@')[0]), slots: f.slice(8) }));
+  }
+  return [];
 }

@@ -18,7 +18,7 @@ export const WINDOWS = {
   resultsPath: 'results',
 } as const;
 
-export interface Deferred {
+interface Deferred {
   resolve(answer: UpstreamAnswer): void;
   reject(err: unknown): void;
 }

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 export const CONFIG_DIR = fileURLToPath(new URL('../../config/', import.meta.url));
 export const ALERTS_FILE = `${CONFIG_DIR}prometheus/alerts.yml`;
 export const ALERT_TESTS_FILE = `${CONFIG_DIR}prometheus/alerts.test.yml`;
-export const DASHBOARD_FILE = `${CONFIG_DIR}grafana/callerid-gateway.json`;
+const DASHBOARD_FILE = `${CONFIG_DIR}grafana/callerid-gateway.json`;
 
 export interface AlertRule {
   alert: string;
@@ -43,7 +43,7 @@ export function readDashboard(): {
  * a window of several scrape intervals (Grafana takes at least four; the test scrapes every second and sends
  * its traffic within the last 30 s); `$__range` with the last minute.
  */
-export const GRAFANA_VARIABLES: Record<string, string> = {
+const GRAFANA_VARIABLES: Record<string, string> = {
   $__rate_interval: '30s',
   $__range: '1m',
   $instance: '.*',

@@ -74,7 +74,7 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
   });
   const client = createSearchClient({
     http,
-    tokens,
+    upstreamTokens: tokens,
     baseUrl: 'https://api.example/',
     timeoutMs: 1_000,
     clock,
@@ -243,7 +243,7 @@ describe('createSearchClient', () => {
       invalidate: () => {},
       status: () => ({ hasToken: false, expiresAt: null, lastError: null, consecutiveFailures: 0, retryAt: null }),
     };
-    const client = createSearchClient({ http, tokens: stuck, baseUrl: 'https://api.example', timeoutMs: 30 });
+    const client = createSearchClient({ http, upstreamTokens: stuck, baseUrl: 'https://api.example', timeoutMs: 30 });
     expect((await rejection(client.search(NUMBER))).code).toBe('upstream_timeout');
     expect(searchCalls).toHaveLength(0);
   });
@@ -282,7 +282,7 @@ describe('search client: one parse of the body', () => {
     const t = setup(() => answer(200, body));
     const client = createSearchClient({
       http: { request: async (req) => (req.url.endsWith('/token/login') ? tokenOk('tok') : answer(200, body)) },
-      tokens: t.tokens,
+      upstreamTokens: t.tokens,
       baseUrl: 'https://api.example',
       timeoutMs: 1_000,
       clock: () => t.time.now,

@@ -13,7 +13,7 @@ export interface DemoSetup {
   close(): Promise<void>;
 }
 
-export const DEMO_CLIENT_ID = 'demo-client';
+const DEMO_CLIENT_ID = 'demo-client';
 const DEMO_UPSTREAM_CLIENT = 'gateway-demo';
 
 export async function startDemo(env: EnvSource): Promise<DemoSetup> {

@@ -11,7 +11,7 @@
 import { writeSync } from 'node:fs';
 
 /** The longest a line waits in memory before it is written, in milliseconds. */
-export const LOG_FLUSH_MS = 250;
+const LOG_FLUSH_MS = 250;
 /**
  * The longest the process waits, in total, for a reader that does not take the last lines when it exits (a signal,
  * a crash, the end of a shutdown): after this, what is still waiting is dropped and the process ends.
@@ -53,147 +53,176 @@ interface Batch {
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-export function createLogDestination(options: LogDestinationOptions = {}): LogDestination {
-  const fd = options.fd ?? 1;
-  const batchChars = options.batchChars ?? 16_384;
-  const flushMs = options.flushMs ?? LOG_FLUSH_MS;
-  const maxPendingBytes = options.maxPendingBytes ?? 8 * 1024 * 1024;
-  const retryMs = options.retryMs ?? 20;
-  const writeBytes = options.writeBytes ?? 65_536;
-  let exitWaitLeftMs = options.exitWaitMs ?? LOG_EXIT_WAIT_MS;
-
+/** The destination's settings, the batch being gathered, what waits for the reader, and the timer. */
+interface Destination {
+  fd: number;
+  batchChars: number;
+  flushMs: number;
+  maxPendingBytes: number;
+  retryMs: number;
+  writeBytes: number;
+  exitWaitLeftMs: number;
   /** The batch being gathered. */
-  let lines: string[] = [];
-  let chars = 0;
+  lines: string[];
+  chars: number;
   /** Sealed batches the reader has not taken yet, oldest first; `offset` bytes of the first are written. */
-  const queue: Batch[] = [];
-  let offset = 0;
-  let queuedBytes = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let dropped = 0;
-  let droppedUnreported = 0;
-  let closed = false;
-  /** True when the last write() found the pipe full (or took only part): the next offer waits `retryMs`. */
-  let stalled = false;
-
+  queue: Batch[];
+  offset: number;
+  queuedBytes: number;
+  timer: NodeJS.Timeout | undefined;
   /** The delay `timer` was set with: a retry (or the next slice) does not wait behind a pending flush. */
-  let timerMs = 0;
+  timerMs: number;
+  dropped: number;
+  droppedUnreported: number;
+  closed: boolean;
+  /** True when the last write() found the pipe full (or took only part): the next offer waits `retryMs`. */
+  stalled: boolean;
+}
 
-  function arm(ms: number): void {
-    if (timer !== undefined) {
-      if (ms >= timerMs) return;
-      clearTimeout(timer);
-    }
-    timerMs = ms;
-    timer = setTimeout(onTimer, ms).unref();
-  }
-  function onTimer(): void {
-    timer = undefined;
-    // One slice per turn of the event loop: a backlog the reader takes again drains between answers, not in one go.
-    if (!writeOut(1) && !closed && queue.length > 0) arm(stalled ? retryMs : 0);
-  }
-
-  function seal(): void {
-    if (lines.length === 0) return;
-    const bytes = Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
-    queue.push({ bytes, lines: lines.length });
-    queuedBytes += bytes.length;
-    lines = [];
-    chars = 0;
-  }
-
-  /**
-   * Offers the queue, then the gathered lines, then the count of lines dropped, at most `calls` write()s of at most
-   * `writeBytes` each; returns true when everything was taken. The gathered lines are sealed only once what waits
-   * before them has gone: a retry against a full pipe copies nothing.
-   */
-  function writeOut(calls: number): boolean {
-    if (closed) return true;
-    for (;;) {
-      if (queue.length === 0) {
-        seal();
-        if (queue.length === 0) {
-          if (droppedUnreported === 0) return true;
-          // The reader is back: say how many lines it missed, then go on.
-          lines.push(droppedLine(droppedUnreported));
-          droppedUnreported = 0;
-          seal();
-        }
-      }
-      if (calls-- <= 0) return false;
-      const head = queue[0]!;
-      const length = Math.min(head.bytes.length - offset, writeBytes);
-      let n: number;
-      try {
-        n = writeSync(fd, head.bytes, offset, length);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
-          stalled = true;
-          return false;
-        }
-        // The reader is gone (EPIPE, a closed descriptor): nothing more can be written, what waits is lost.
-        close();
-        return true;
-      }
-      offset += n;
-      queuedBytes -= n;
-      if (offset === head.bytes.length) {
-        queue.shift();
-        offset = 0;
-      }
-      if (n < length) {
-        // The pipe took part of it: it is full now.
-        stalled = true;
-        return false;
-      }
-      stalled = false;
-    }
-  }
-
-  function close(): void {
-    closed = true;
-    for (const batch of queue) dropped += batch.lines;
-    dropped += lines.length;
-    queue.length = 0;
-    queuedBytes = 0;
-    lines = [];
-    chars = 0;
-  }
-
+export function createLogDestination(options: LogDestinationOptions = {}): LogDestination {
+  const d: Destination = {
+    fd: options.fd ?? 1,
+    batchChars: options.batchChars ?? 16_384,
+    flushMs: options.flushMs ?? LOG_FLUSH_MS,
+    maxPendingBytes: options.maxPendingBytes ?? 8 * 1024 * 1024,
+    retryMs: options.retryMs ?? 20,
+    writeBytes: options.writeBytes ?? 65_536,
+    exitWaitLeftMs: options.exitWaitMs ?? LOG_EXIT_WAIT_MS,
+    lines: [],
+    chars: 0,
+    queue: [],
+    offset: 0,
+    queuedBytes: 0,
+    timer: undefined,
+    timerMs: 0,
+    dropped: 0,
+    droppedUnreported: 0,
+    closed: false,
+    stalled: false,
+  };
   return {
-    write(line) {
-      if (closed || queuedBytes + chars > maxPendingBytes) {
-        dropped++;
-        if (!closed) droppedUnreported++;
-        return false;
-      }
-      lines.push(line);
-      chars += line.length;
-      if (chars < batchChars) arm(flushMs);
-      else if (queue.length === 0) {
-        // Nothing waits for the reader: this batch goes now, and what the pipe does not take is offered again soon.
-        if (!writeOut(1)) arm(stalled ? retryMs : 0);
-      } else {
-        // Behind what waits: sealed, and written by the retries in turn.
-        seal();
-        arm(retryMs);
-      }
-      return true;
-    },
-    flushSync() {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      const started = Date.now();
-      while (!writeOut(Infinity) && Date.now() - started < exitWaitLeftMs) sleepSync(5);
-      exitWaitLeftMs = Math.max(0, exitWaitLeftMs - (Date.now() - started));
-      // Should the process go on after all, what is left is offered again as usual.
-      if (!closed && queue.length > 0) arm(retryMs);
-    },
+    write: (line) => write(d, line),
+    flushSync: () => flushSync(d),
     get dropped() {
-      return dropped;
+      return d.dropped;
     },
   };
+}
+
+function write(d: Destination, line: string): boolean {
+  if (d.closed || d.queuedBytes + d.chars > d.maxPendingBytes) {
+    d.dropped++;
+    if (!d.closed) d.droppedUnreported++;
+    return false;
+  }
+  d.lines.push(line);
+  d.chars += line.length;
+  if (d.chars < d.batchChars) arm(d, d.flushMs);
+  else if (d.queue.length === 0) {
+    // Nothing waits for the reader: this batch goes now, and what the pipe does not take is offered again soon.
+    if (!writeOut(d, 1)) arm(d, d.stalled ? d.retryMs : 0);
+  } else {
+    // Behind what waits: sealed, and written by the retries in turn.
+    seal(d);
+    arm(d, d.retryMs);
+  }
+  return true;
+}
+
+function flushSync(d: Destination): void {
+  if (d.timer !== undefined) clearTimeout(d.timer);
+  d.timer = undefined;
+  const started = Date.now();
+  while (!writeOut(d, Infinity) && Date.now() - started < d.exitWaitLeftMs) sleepSync(5);
+  d.exitWaitLeftMs = Math.max(0, d.exitWaitLeftMs - (Date.now() - started));
+  // Should the process go on after all, what is left is offered again as usual.
+  if (!d.closed && d.queue.length > 0) arm(d, d.retryMs);
+}
+
+function arm(d: Destination, ms: number): void {
+  if (d.timer !== undefined) {
+    if (ms >= d.timerMs) return;
+    clearTimeout(d.timer);
+  }
+  d.timerMs = ms;
+  d.timer = setTimeout(() => onTimer(d), ms).unref();
+}
+
+function onTimer(d: Destination): void {
+  d.timer = undefined;
+  // One slice per turn of the event loop: a backlog the reader takes again drains between answers, not in one go.
+  if (!writeOut(d, 1) && !d.closed && d.queue.length > 0) arm(d, d.stalled ? d.retryMs : 0);
+}
+
+function seal(d: Destination): void {
+  if (d.lines.length === 0) return;
+  const bytes = Buffer.from(d.lines.length === 1 ? d.lines[0]! : d.lines.join(''));
+  d.queue.push({ bytes, lines: d.lines.length });
+  d.queuedBytes += bytes.length;
+  d.lines = [];
+  d.chars = 0;
+}
+
+/**
+ * Offers the queue, then the gathered lines, then the count of lines dropped, at most `calls` write()s of at most
+ * `writeBytes` each; returns true when everything was taken. The gathered lines are sealed only once what waits
+ * before them has gone: a retry against a full pipe copies nothing.
+ */
+function writeOut(d: Destination, calls: number): boolean {
+  if (d.closed) return true;
+  for (;;) {
+    if (d.queue.length === 0) {
+      seal(d);
+      if (d.queue.length === 0) {
+        if (d.droppedUnreported === 0) return true;
+        // The reader is back: say how many lines it missed, then go on.
+        d.lines.push(droppedLine(d.droppedUnreported));
+        d.droppedUnreported = 0;
+        seal(d);
+      }
+    }
+    if (calls-- <= 0) return false;
+    const taken = writeSlice(d);
+    if (taken !== 'all') return taken === 'gone';
+  }
+}
+
+/** One write() of the oldest batch's next slice: all of it taken, part (the pipe is full), or the reader gone. */
+function writeSlice(d: Destination): 'all' | 'part' | 'gone' {
+  const head = d.queue[0]!;
+  const length = Math.min(head.bytes.length - d.offset, d.writeBytes);
+  let n: number;
+  try {
+    n = writeSync(d.fd, head.bytes, d.offset, length);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
+      d.stalled = true;
+      return 'part';
+    }
+    // The reader is gone (EPIPE, a closed descriptor): nothing more can be written, what waits is lost.
+    close(d);
+    return 'gone';
+  }
+  d.offset += n;
+  d.queuedBytes -= n;
+  if (d.offset === head.bytes.length) {
+    d.queue.shift();
+    d.offset = 0;
+  }
+  // The pipe took part of it: it is full now.
+  d.stalled = n < length;
+  return d.stalled ? 'part' : 'all';
+}
+
+function close(d: Destination): void {
+  d.closed = true;
+  for (const batch of d.queue) d.dropped += batch.lines;
+  d.dropped += d.lines.length;
+  d.queue.length = 0;
+  d.queuedBytes = 0;
+  d.lines = [];
+  d.chars = 0;
 }
 
 function droppedLine(count: number): string {

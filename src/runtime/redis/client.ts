@@ -234,6 +234,30 @@ function gateCommands(client: RedisClient, retryAfterMs: number): { close(): voi
   };
 }
 
+/**
+ * What the client's events tell, logged on transitions: connected to failing (with the cause), and from one cause
+ * to another, e.g. a Redis away at start that turns out to refuse the password; never once per retry. Logs the
+ * kind, addresses and reply codes only, never the URL or the nodes' settings (a URL may hold a password).
+ */
+interface ConnectionLog {
+  logger: Logger;
+  connection: RedisConnection;
+  kind: RedisConnection['target']['kind'];
+  up: boolean;
+  /** Until the first connection or until ready() gives up, which logs the cause known then. */
+  starting: boolean;
+  /** The cause seen since the last connection: a misconfiguration stays it until another one is seen. */
+  known: { cause: RedisFailureCause; err: Error } | undefined;
+  logged: RedisFailureCause | undefined;
+  /**
+   * A Sentinel's own reply (no such master, a refused password) in this round of asking them; the round's failure
+   * ("All sentinels are unreachable") is reported with it, unless another Sentinel named the primary meanwhile.
+   */
+  sentinelSaid: Error | undefined;
+  /** Set by close(): a client that gives up is no longer revived. */
+  closing: boolean;
+}
+
 /** `target`: from the configuration, or a URL alone (`redis://…`). */
 export function createNodeRedis(
   target: RedisConnection | string,
@@ -247,107 +271,28 @@ export function createNodeRedis(
   const settings = connectionSettings(connection, options);
   const client = createClient(connection, settings);
   const gate = gateCommands(client, options.retryAfterMs ?? 1000);
-  const kind = connection.target.kind;
-  // Log the kind, addresses and reply codes only, never the URL or the nodes' settings (a URL may hold a password).
-  const told = new Set<string>();
-  const unneeded = (server: 'redis' | 'sentinel') => {
-    if (told.has(server)) return;
-    told.add(server);
-    const setting = server === 'sentinel' ? 'REDIS_SENTINEL_PASSWORD' : 'REDIS_PASSWORD (or the URL)';
-    logger.warn(
-      { event: 'redis_password_unneeded', kind, server },
-      `${server === 'sentinel' ? 'the Sentinels want' : 'Redis wants'} no password, but ${setting} gives one; connected without it`,
-    );
+  const log: ConnectionLog = {
+    logger,
+    connection,
+    kind: connection.target.kind,
+    up: false,
+    starting: true,
+    known: undefined,
+    logged: undefined,
+    sentinelSaid: undefined,
+    closing: false,
   };
+  const unneeded = passwordWarnings(log);
   const connect = (target: RedisClient) => {
     acceptUnneededPassword(target, unneeded);
     target.connect().catch(() => {});
   };
-
-  // Failures are logged on transitions: connected to failing (with the cause), and from one cause to another, e.g.
-  // a Redis away at start that turns out to refuse the password; never once per retry.
-  let up = false;
-  /** Until the first connection or until ready() gives up, which logs the cause known then. */
-  let starting = true;
-  /** The cause seen since the last connection: a misconfiguration stays it until another one is seen. */
-  let known: { cause: RedisFailureCause; err: Error } | undefined;
-  let logged: RedisFailureCause | undefined;
-  const logFailure = (event: string, cause: RedisFailureCause, err: Error | undefined, message: string) => {
-    logged = cause;
-    const fields = { event, kind, cause, ...(err ? { reason: err.message.slice(0, 200) } : {}) };
-    if (isMisconfiguration(cause)) logger.error(fields, message);
-    else logger.warn(fields, message);
-  };
-  const lineOf = (cause: RedisFailureCause) => redisFailureLine(cause, connection.target);
-  // A Sentinel's own reply (no such master, a refused password) in this round of asking them; the round's failure
-  // ("All sentinels are unreachable") is reported with it, unless another Sentinel named the primary meanwhile.
-  let sentinelSaid: Error | undefined;
-  client.on('sentinelError', (err: Error) => {
-    if (isMisconfiguration(redisFailureCause(err))) sentinelSaid = err;
-  });
-  client.on('ready', () => {
-    up = true;
-    starting = false;
-    known = undefined;
-    logged = undefined;
-    sentinelSaid = undefined;
-    // Behind Sentinels, the primary it found (after a failover: the promoted one); an address, never a secret.
-    const stream = client instanceof Redis ? client.stream : undefined;
-    const primary = kind === 'sentinel' && stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
-    logger.info({ event: 'redis_ready', kind, ...(primary ? { primary } : {}) }, 'redis connected');
-  });
-  client.on('error', (reported: Error) => {
-    const err = sentinelSaid && /sentinels are unreachable/i.test(reported.message) ? sentinelSaid : reported;
-    sentinelSaid = undefined;
-    const cause = redisFailureCause(err);
-    if (!known || isMisconfiguration(cause)) known = { cause, err };
-    if (up) {
-      up = false;
-      logFailure('redis_error', known.cause, known.err, `${lineOf(known.cause)}; reconnecting in the background`);
-      return;
-    }
-    if (starting || known.cause === logged) return;
-    logFailure('redis_error', known.cause, known.err, lineOf(known.cause));
-  });
-  client.on('close', () => {
-    if (!up) return;
-    up = false;
-    logged = 'unreachable';
-    logger.warn({ event: 'redis_closed', kind }, 'redis connection closed; reconnecting in the background');
-  });
-  if (client instanceof Cluster) {
-    // A node that leaves a serving cluster (a master lost), once until it is connected again; not the seed nodes
-    // dropped on each retry of a cluster that never came up (e.g. nodes not in cluster mode).
-    const lost = new Set<string>();
-    const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
-    client.on('+node', (node: Redis) => node.once('ready', () => lost.delete(addressOf(node))));
-    client.on('-node', (node: Redis) => {
-      const address = addressOf(node);
-      if (!up || lost.has(address)) return;
-      lost.add(address);
-      logger.warn(
-        { event: 'redis_node_lost', kind, node: address },
-        'a cluster node left; its slots are looked up again',
-      );
-    });
-  }
+  watchConnection(log, client);
+  if (client instanceof Cluster) watchClusterNodes(log, client);
   connect(client);
-
-  // ioredis gives up for good ('end') in a few races, e.g. the Sentinels announcing the promotion while it is
-  // asking them for the primary: unless this client is being closed, start connecting again a moment later.
-  let closing = false;
-  const revive = (target: RedisClient) =>
-    target.on('end', () => {
-      if (closing) return;
-      logger.warn({ event: 'redis_reconnect', kind }, 'redis client stopped reconnecting; connecting again');
-      setTimeout(() => {
-        if (!closing && target.status === 'end') target.connect().catch(() => {});
-      }, 1000).unref();
-    });
-  revive(client);
+  revive(log, client);
 
   const duplicates: RedisClient[] = [];
-
   return {
     client,
     duplicate(overrides = {}) {
@@ -357,36 +302,143 @@ export function createNodeRedis(
           : client.duplicate(overrides);
       // Its outages are the main connection's too, which logs them; without a listener ioredis prints each error.
       copy.on('error', () => {});
-      revive(copy);
+      revive(log, copy);
       connect(copy);
       duplicates.push(copy);
       return copy;
     },
-    ready(timeoutMs) {
-      if (client.status === 'ready') return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (ok: boolean) => {
-          clearTimeout(timer);
-          client.off('ready', onReady);
-          resolve(ok);
-        };
-        const onReady = () => done(true);
-        const timer = setTimeout(() => {
-          if (starting) {
-            starting = false;
-            const cause = known?.cause ?? 'unreachable';
-            logFailure('redis_unavailable_at_start', cause, known?.err, `at start: ${lineOf(cause)}`);
-          }
-          done(false);
-        }, timeoutMs);
-        client.once('ready', onReady);
-      });
-    },
+    ready: (timeoutMs) => ready(log, client, timeoutMs),
     async close() {
-      closing = true;
+      log.closing = true;
       gate.close();
       for (const copy of duplicates) copy.disconnect(false);
       client.disconnect(false);
     },
   };
+}
+
+/** Warns once per server kind that it wants no password although the settings give one. */
+function passwordWarnings({ logger, kind }: ConnectionLog): (server: 'redis' | 'sentinel') => void {
+  const told = new Set<string>();
+  return (server) => {
+    if (told.has(server)) return;
+    told.add(server);
+    const setting = server === 'sentinel' ? 'REDIS_SENTINEL_PASSWORD' : 'REDIS_PASSWORD (or the URL)';
+    logger.warn(
+      { event: 'redis_password_unneeded', kind, server },
+      `${server === 'sentinel' ? 'the Sentinels want' : 'Redis wants'} no password, but ${setting} gives one; connected without it`,
+    );
+  };
+}
+
+function logFailure(
+  log: ConnectionLog,
+  event: string,
+  cause: RedisFailureCause,
+  err: Error | undefined,
+  message: string,
+): void {
+  log.logged = cause;
+  const fields = { event, kind: log.kind, cause, ...(err ? { reason: err.message.slice(0, 200) } : {}) };
+  if (isMisconfiguration(cause)) log.logger.error(fields, message);
+  else log.logger.warn(fields, message);
+}
+
+const lineOf = (log: ConnectionLog, cause: RedisFailureCause) => redisFailureLine(cause, log.connection.target);
+
+function watchConnection(log: ConnectionLog, client: RedisClient): void {
+  const { logger, kind } = log;
+  client.on('sentinelError', (err: Error) => {
+    if (isMisconfiguration(redisFailureCause(err))) log.sentinelSaid = err;
+  });
+  client.on('ready', () => {
+    Object.assign(log, { up: true, starting: false, known: undefined, logged: undefined, sentinelSaid: undefined });
+    // Behind Sentinels, the primary it found (after a failover: the promoted one); an address, never a secret.
+    const stream = client instanceof Redis ? client.stream : undefined;
+    const primary = kind === 'sentinel' && stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
+    logger.info({ event: 'redis_ready', kind, ...(primary ? { primary } : {}) }, 'redis connected');
+  });
+  client.on('error', (reported: Error) => {
+    const err = log.sentinelSaid && /sentinels are unreachable/i.test(reported.message) ? log.sentinelSaid : reported;
+    log.sentinelSaid = undefined;
+    const cause = redisFailureCause(err);
+    if (!log.known || isMisconfiguration(cause)) log.known = { cause, err };
+    const known = log.known;
+    if (log.up) {
+      log.up = false;
+      logFailure(
+        log,
+        'redis_error',
+        known.cause,
+        known.err,
+        `${lineOf(log, known.cause)}; reconnecting in the background`,
+      );
+      return;
+    }
+    if (log.starting || known.cause === log.logged) return;
+    logFailure(log, 'redis_error', known.cause, known.err, lineOf(log, known.cause));
+  });
+  client.on('close', () => {
+    if (!log.up) return;
+    log.up = false;
+    log.logged = 'unreachable';
+    logger.warn({ event: 'redis_closed', kind }, 'redis connection closed; reconnecting in the background');
+  });
+}
+
+/**
+ * A node that leaves a serving cluster (a master lost), once until it is connected again; not the seed nodes
+ * dropped on each retry of a cluster that never came up (e.g. nodes not in cluster mode).
+ */
+function watchClusterNodes(log: ConnectionLog, client: Cluster): void {
+  const lost = new Set<string>();
+  const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
+  client.on('+node', (node: Redis) => node.once('ready', () => lost.delete(addressOf(node))));
+  client.on('-node', (node: Redis) => {
+    const address = addressOf(node);
+    if (!log.up || lost.has(address)) return;
+    lost.add(address);
+    log.logger.warn(
+      { event: 'redis_node_lost', kind: log.kind, node: address },
+      'a cluster node left; its slots are looked up again',
+    );
+  });
+}
+
+/**
+ * ioredis gives up for good ('end') in a few races, e.g. the Sentinels announcing the promotion while it is
+ * asking them for the primary: unless this client is being closed, start connecting again a moment later.
+ */
+function revive(log: ConnectionLog, target: RedisClient): void {
+  target.on('end', () => {
+    if (log.closing) return;
+    log.logger.warn(
+      { event: 'redis_reconnect', kind: log.kind },
+      'redis client stopped reconnecting; connecting again',
+    );
+    setTimeout(() => {
+      if (!log.closing && target.status === 'end') target.connect().catch(() => {});
+    }, 1000).unref();
+  });
+}
+
+function ready(log: ConnectionLog, client: RedisClient, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => {
+      if (log.starting) {
+        log.starting = false;
+        const cause = log.known?.cause ?? 'unreachable';
+        logFailure(log, 'redis_unavailable_at_start', cause, log.known?.err, `at start: ${lineOf(log, cause)}`);
+      }
+      done(false);
+    }, timeoutMs);
+    client.once('ready', onReady);
+  });
 }

@@ -132,19 +132,63 @@ interface TierCommands {
   calleridTierRelease(lease: string, owner: string): Promise<number>;
 }
 
-export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLookupTier {
-  const { client, subscriber, clock, logger, maxEntryBytes } = options;
-  const prefix = options.keyPrefix;
-  const purgesKey = `${prefix}:lookup-purges`;
-  const channel = `${prefix}:lookup-purge`;
-  const sealer = createTokenSeal(options.secret, SEAL_KEY_INFO);
-  const owner = randomUUID();
-  const listeners = new Set<PurgeListener>();
-  const keepPurgeMs = Math.max(1, Math.ceil(options.maxRetentionMs));
-  let subscribed = false;
+/** One replica's tier: its connections and keys, and what it knows of the purges. */
+interface Tier {
+  options: RedisLookupTierOptions;
+  commands: TierCommands;
+  purgesKey: string;
+  channel: string;
+  sealer: ReturnType<typeof createTokenSeal>;
+  /** This replica's name on the fill leases it takes. */
+  owner: string;
+  listeners: Set<PurgeListener>;
+  keepPurgeMs: number;
+  subscribed: boolean;
   /** The last purge number and the generation (the last purge-all's number) this replica knows; null: not yet read. */
-  let known: { seq: number; all: number } | null = null;
+  known: { seq: number; all: number } | null;
+}
 
+export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLookupTier {
+  const { client, subscriber } = options;
+  const t: Tier = {
+    options,
+    commands: defineCommands(client),
+    purgesKey: `${options.keyPrefix}:lookup-purges`,
+    channel: `${options.keyPrefix}:lookup-purge`,
+    sealer: createTokenSeal(options.secret, SEAL_KEY_INFO),
+    owner: randomUUID(),
+    listeners: new Set(),
+    keepPurgeMs: Math.max(1, Math.ceil(options.maxRetentionMs)),
+    subscribed: false,
+    known: null,
+  };
+  const ping = listen(t);
+  return {
+    kind: 'redis',
+    keysOf: (hash) => keysOf(t, hash, t.known?.all ?? 0),
+    get: (hash) => get(t, hash),
+    set: (hash, entry) => set(t, hash, entry),
+    delete: (hash) => purge(t, false, hash),
+    clear: () => purge(t, true),
+    async lease(hash, ms) {
+      const { lease } = keysOf(t, hash, 0);
+      return (await command(() => t.commands.calleridTierLease(lease, t.owner, Math.max(1, Math.ceil(ms))))) === 1;
+    },
+    async release(hash) {
+      await command(() => t.commands.calleridTierRelease(keysOf(t, hash, 0).lease, t.owner));
+    },
+    onPurge(listener) {
+      t.listeners.add(listener);
+    },
+    ready: (timeoutMs) => ready(t, timeoutMs),
+    close() {
+      clearInterval(ping);
+      subscriber.disconnect(false);
+    },
+  };
+}
+
+function defineCommands(client: RedisClient): TierCommands {
   for (const [name, numberOfKeys, lua] of [
     ['calleridTierSync', 1, SYNC],
     ['calleridTierNextPurge', 1, NEXT_PURGE],
@@ -155,178 +199,172 @@ export function createRedisLookupTier(options: RedisLookupTierOptions): RedisLoo
   ] as const) {
     client.defineCommand(name, { numberOfKeys, lua });
   }
-  const commands = client as unknown as TierCommands;
+  return client as unknown as TierCommands;
+}
 
-  const keysOf = (hash: string, all: number) => ({
+function keysOf({ options }: Tier, hash: string, all: number) {
+  const prefix = options.keyPrefix;
+  return {
     entry: `${prefix}:lookup:${all}:{${hash}}`,
     purged: `${prefix}:lookup-purged:{${hash}}`,
     lease: `${prefix}:lookup-fill:{${hash}}`,
-  });
+  };
+}
 
-  const unavailable = (err: unknown) =>
-    new StoreUnavailableError('lookup', `redis: ${err instanceof Error ? err.message.slice(0, 200) : 'failed'}`, {
+async function command<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw new StoreUnavailableError('lookup', `redis: ${err instanceof Error ? err.message.slice(0, 200) : 'failed'}`, {
       cause: err,
     });
-  async function command<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      throw unavailable(err);
-    }
   }
+}
 
-  const notify = (hash: string | null) => {
-    for (const listener of listeners) listener(hash);
-  };
+function notify(t: Tier, hash: string | null): void {
+  for (const listener of t.listeners) listener(hash);
+}
 
-  /**
-   * Takes in a purge number heard (`heard`: its message), taken by this replica (`step` 1) or read (`step` 0);
-   * a number beyond the last known plus `step` means purges this replica did not hear of.
-   */
-  function learn(seq: number, all: number, heard: string | null | undefined, step: 0 | 1): void {
-    const before = known;
-    // A number's message says nothing of the generation: until the counter was read, only pass it on.
-    if (before === null && typeof heard === 'string') return notify(heard);
-    known = { seq: Math.max(before?.seq ?? 0, seq), all: Math.max(before?.all ?? 0, all) };
-    const gap = before !== null && seq > before.seq + step;
-    if (gap) notify(null);
-    else if (heard !== undefined) notify(heard);
+/**
+ * Takes in a purge number heard (`heard`: its message), taken by this replica (`step` 1) or read (`step` 0);
+ * a number beyond the last known plus `step` means purges this replica did not hear of.
+ */
+function learn(t: Tier, seq: number, all: number, heard: string | null | undefined, step: 0 | 1): void {
+  const before = t.known;
+  // A number's message says nothing of the generation: until the counter was read, only pass it on.
+  if (before === null && typeof heard === 'string') return notify(t, heard);
+  t.known = { seq: Math.max(before?.seq ?? 0, seq), all: Math.max(before?.all ?? 0, all) };
+  const gap = before !== null && seq > before.seq + step;
+  if (gap) notify(t, null);
+  else if (heard !== undefined) notify(t, heard);
+}
+
+async function sync(t: Tier): Promise<{ seq: number; all: number }> {
+  const [seq, all] = await command(() =>
+    t.commands.calleridTierSync(t.purgesKey, t.known?.seq ?? 0, t.known?.all ?? 0),
+  );
+  learn(t, seq, all, undefined, 0);
+  return t.known!;
+}
+
+/** The generation to read and write under; unknown until the counter was read once (then the tier is skipped). */
+function generation(t: Tier): number {
+  if (t.known !== null) return t.known.all;
+  void sync(t).catch(() => {});
+  throw new StoreUnavailableError('lookup', 'the purge generation has not been read from redis yet');
+}
+
+function seal(t: Tier, context: string, entry: TierEntry): string {
+  const { v: _v, ...rest } = entry;
+  const stored: StoredValue = { v: TIER_ENTRY_VERSION, data: t.sealer.seal(JSON.stringify(rest), context) };
+  return JSON.stringify(stored);
+}
+
+/** The entry in a stored value, or undefined for another version or anything that does not open (another secret). */
+function open(t: Tier, context: string, raw: string): TierEntry | undefined {
+  try {
+    const stored = JSON.parse(raw) as StoredValue;
+    if (stored.v !== TIER_ENTRY_VERSION || typeof stored.data !== 'string') return undefined;
+    const plain = t.sealer.open(stored.data, context);
+    if (plain === null) return undefined;
+    const entry: TierEntry = { ...(JSON.parse(plain) as Omit<TierEntry, 'v'>), v: TIER_ENTRY_VERSION };
+    return isEntry(entry) ? entry : undefined;
+  } catch {
+    return undefined;
   }
+}
 
-  async function sync(): Promise<{ seq: number; all: number }> {
-    const [seq, all] = await command(() => commands.calleridTierSync(purgesKey, known?.seq ?? 0, known?.all ?? 0));
-    learn(seq, all, undefined, 0);
-    return known!;
+// Bound to its key (which names the number and the generation) and to the number's last purge: a value copied
+// under another number's key, or written back after a purge, does not open.
+const sealContext = (entryKey: string, purged: string | null) => `${entryKey}|purged:${purged ?? ''}`;
+
+// Subscribes on every (re)connect; each time, purges may have been missed while it was away: say so (`null`).
+async function subscribe(t: Tier): Promise<void> {
+  const { subscriber, logger } = t.options;
+  try {
+    await subscriber.subscribe(t.channel);
+    t.subscribed = true;
+    notify(t, null);
+    logger.info(
+      { event: 'lookup_tier_subscribed' },
+      'listening for cache purges from every replica; local copies dropped in case some were missed',
+    );
+  } catch {
+    subscriber.disconnect(true);
   }
+}
 
-  /** The generation to read and write under; unknown until the counter was read once (then the tier is skipped). */
-  function generation(): number {
-    if (known !== null) return known.all;
-    void sync().catch(() => {});
-    throw new StoreUnavailableError('lookup', 'the purge generation has not been read from redis yet');
-  }
-
-  function seal(context: string, entry: TierEntry): string {
-    const { v: _v, ...rest } = entry;
-    const stored: StoredValue = { v: TIER_ENTRY_VERSION, data: sealer.seal(JSON.stringify(rest), context) };
-    return JSON.stringify(stored);
-  }
-
-  /** The entry in a stored value, or undefined for another version or anything that does not open (another secret). */
-  function open(context: string, raw: string): TierEntry | undefined {
-    try {
-      const stored = JSON.parse(raw) as StoredValue;
-      if (stored.v !== TIER_ENTRY_VERSION || typeof stored.data !== 'string') return undefined;
-      const plain = sealer.open(stored.data, context);
-      if (plain === null) return undefined;
-      const entry: TierEntry = { ...(JSON.parse(plain) as Omit<TierEntry, 'v'>), v: TIER_ENTRY_VERSION };
-      return isEntry(entry) ? entry : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  // Bound to its key (which names the number and the generation) and to the number's last purge: a value copied
-  // under another number's key, or written back after a purge, does not open.
-  const sealContext = (entryKey: string, purged: string | null) => `${entryKey}|purged:${purged ?? ''}`;
-
-  // Subscribes on every (re)connect; each time, purges may have been missed while it was away: say so (`null`).
-  async function subscribe(): Promise<void> {
-    try {
-      await subscriber.subscribe(channel);
-      subscribed = true;
-      notify(null);
-      logger.info(
-        { event: 'lookup_tier_subscribed' },
-        'listening for cache purges from every replica; local copies dropped in case some were missed',
-      );
-    } catch {
-      subscriber.disconnect(true);
-    }
-  }
+/** Hears the purges of every replica, and reads the purge counter every few seconds; returns that timer. */
+function listen(t: Tier): ReturnType<typeof setInterval> {
+  const { subscriber } = t.options;
   const isCluster = 'nodes' in subscriber && typeof subscriber.nodes === 'function';
-  subscriber.on('ready', () => void subscribe());
+  subscriber.on('ready', () => void subscribe(t));
   subscriber.on('message', (from: string, message: string) => {
-    if (from !== channel) return;
+    if (from !== t.channel) return;
     const m = MESSAGE.exec(message);
     if (m === null) return;
     const seq = Number(m[2]);
-    if (m[1] === '*') learn(seq, seq, null, 1);
-    else if (KEY_HASH.test(m[1]!)) learn(seq, 0, m[1]!, 1);
+    if (m[1] === '*') learn(t, seq, seq, null, 1);
+    else if (KEY_HASH.test(m[1]!)) learn(t, seq, 0, m[1]!, 1);
   });
   subscriber.on('close', () => {
-    subscribed = false;
+    t.subscribed = false;
   });
-  if (subscriber.status === 'ready') void subscribe();
-  void sync().catch(() => {});
+  if (subscriber.status === 'ready') void subscribe(t);
+  void sync(t).catch(() => {});
   const ping = setInterval(() => {
-    sync().catch(() => {});
+    sync(t).catch(() => {});
     // A Cluster moves its subscription to another node by itself; the purge counter above tells of a gap meanwhile.
     if (!isCluster && subscriber.status === 'ready') subscriber.ping().catch(() => subscriber.disconnect(true));
-  }, options.pingIntervalMs ?? 5000);
+  }, t.options.pingIntervalMs ?? 5000);
   ping.unref();
+  return ping;
+}
 
-  async function purge(everything: boolean, hash?: string): Promise<void> {
-    const [seq, all] = await command(() =>
-      commands.calleridTierNextPurge(purgesKey, known?.seq ?? 0, known?.all ?? 0, everything ? '1' : '0'),
-    );
-    if (hash !== undefined) {
-      const keys = keysOf(hash, all);
-      await command(() => commands.calleridTierPurgeNumber(keys.purged, keys.entry, seq, keepPurgeMs));
-    }
-    // Learnt before it is announced, so this replica's own message finds no gap.
-    learn(seq, all, undefined, 1);
-    await command(() => client.publish(channel, `${hash ?? '*'}:${seq}`));
+async function purge(t: Tier, everything: boolean, hash?: string): Promise<void> {
+  const [seq, all] = await command(() =>
+    t.commands.calleridTierNextPurge(t.purgesKey, t.known?.seq ?? 0, t.known?.all ?? 0, everything ? '1' : '0'),
+  );
+  if (hash !== undefined) {
+    const keys = keysOf(t, hash, all);
+    await command(() => t.commands.calleridTierPurgeNumber(keys.purged, keys.entry, seq, t.keepPurgeMs));
   }
+  // Learnt before it is announced, so this replica's own message finds no gap.
+  learn(t, seq, all, undefined, 1);
+  await command(() => t.options.client.publish(t.channel, `${hash ?? '*'}:${seq}`));
+}
 
-  return {
-    kind: 'redis',
-    keysOf: (hash) => keysOf(hash, known?.all ?? 0),
-    async get(hash) {
-      const keys = keysOf(hash, generation());
-      // MGET answers nil for a key of another type: such a key is absent, not an error.
-      const [raw, purged] = await command(() => client.mget(keys.entry, keys.purged));
-      return raw == null ? undefined : open(sealContext(keys.entry, purged ?? null), raw);
-    },
-    async set(hash, entry) {
-      // Redis forgets it by itself when the later stale window ends: retention is the TTL, not an eviction.
-      const retainMs = Math.max(entry.revalidateUntil, entry.staleIfErrorUntil) - clock();
-      if (retainMs <= 0) return;
-      const keys = keysOf(hash, generation());
-      const [purged] = await command(() => client.mget(keys.purged));
-      const value = seal(sealContext(keys.entry, purged ?? null), entry);
-      if (Buffer.byteLength(value) > maxEntryBytes) return;
-      await command(() => commands.calleridTierSet(keys.entry, keys.purged, value, Math.ceil(retainMs), purged ?? ''));
-    },
-    delete: (hash) => purge(false, hash),
-    clear: () => purge(true),
-    async lease(hash, ms) {
-      const keys = keysOf(hash, 0);
-      return (await command(() => commands.calleridTierLease(keys.lease, owner, Math.max(1, Math.ceil(ms))))) === 1;
-    },
-    async release(hash) {
-      await command(() => commands.calleridTierRelease(keysOf(hash, 0).lease, owner));
-    },
-    onPurge(listener) {
-      listeners.add(listener);
-    },
-    ready(timeoutMs) {
-      if (subscribed && known !== null) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const started = Date.now();
-        const check = setInterval(() => {
-          if ((subscribed && known !== null) || Date.now() - started >= timeoutMs) {
-            clearInterval(check);
-            resolve(subscribed && known !== null);
-          }
-        }, 10);
-      });
-    },
-    close() {
-      clearInterval(ping);
-      subscriber.disconnect(false);
-    },
-  };
+async function get(t: Tier, hash: string): Promise<TierEntry | undefined> {
+  const keys = keysOf(t, hash, generation(t));
+  // MGET answers nil for a key of another type: such a key is absent, not an error.
+  const [raw, purged] = await command(() => t.options.client.mget(keys.entry, keys.purged));
+  return raw == null ? undefined : open(t, sealContext(keys.entry, purged ?? null), raw);
+}
+
+async function set(t: Tier, hash: string, entry: TierEntry): Promise<void> {
+  // Redis forgets it by itself when the later stale window ends: retention is the TTL, not an eviction.
+  const retainMs = Math.max(entry.revalidateUntil, entry.staleIfErrorUntil) - t.options.clock();
+  if (retainMs <= 0) return;
+  const keys = keysOf(t, hash, generation(t));
+  const [purged] = await command(() => t.options.client.mget(keys.purged));
+  const value = seal(t, sealContext(keys.entry, purged ?? null), entry);
+  if (Buffer.byteLength(value) > t.options.maxEntryBytes) return;
+  await command(() => t.commands.calleridTierSet(keys.entry, keys.purged, value, Math.ceil(retainMs), purged ?? ''));
+}
+
+/** Whether the subscription and the purge counter are both in place, within `timeoutMs`. */
+function ready(t: Tier, timeoutMs: number): Promise<boolean> {
+  const isReady = (): boolean => t.subscribed && t.known !== null;
+  if (isReady()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const check = setInterval(() => {
+      if (isReady() || Date.now() - started >= timeoutMs) {
+        clearInterval(check);
+        resolve(isReady());
+      }
+    }, 10);
+  });
 }
 
 function isEntry(e: TierEntry): boolean {

@@ -9,7 +9,7 @@ import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
 /** Format of the stored value; a reader ignores another (two releases side by side during a rollout). */
-export const TOKEN_VALUE_VERSION = '1';
+const TOKEN_VALUE_VERSION = '1';
 
 // KEYS: value, generation. ARGV: version, sealed token, lowest generation (the publisher's clock), TTL ms.
 // The generation never goes back, not even after Redis lost its data: it is at least the publisher's clock.
@@ -81,20 +81,7 @@ export function createRedisTokenStore(
   const keys = { value: base, generation: `${base}:generation`, lease: `${base}:lease` };
   const sealContext = `${keys.value}|v${TOKEN_VALUE_VERSION}`;
 
-  async function command<T>(name: string, run: () => Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([run(), bound]);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
-      throw new StoreUnavailableError('token', `redis ${name} failed: ${reason}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const command = <T>(name: string, run: () => Promise<T>): Promise<T> => bounded(timeoutMs, name, run);
 
   async function read(): Promise<SharedToken | null> {
     const [v, g, data] = await command('read', () =>
@@ -142,11 +129,6 @@ export function createRedisTokenStore(
     return { ...obtained, generation: g };
   }
 
-  const satisfies = (token: SharedToken | null, wanted: TokenRefreshOptions): token is SharedToken =>
-    token !== null &&
-    (wanted.newerThan === null || token.generation > wanted.newerThan) &&
-    token.expiresAt - clock() >= wanted.validForMs;
-
   async function tryLease(): Promise<string | null> {
     const leaseId = randomUUID();
     const taken = await command('lease', () => client.eval(TAKE_LEASE, 1, keys.lease, leaseId, String(leaseMs)));
@@ -168,13 +150,13 @@ export function createRedisTokenStore(
       const waitUntil = Date.now() + wanted.waitMs;
       for (;;) {
         const published = await read();
-        if (satisfies(published, wanted)) return published;
+        if (satisfies(published, wanted, clock())) return published;
         const leaseId = await tryLease();
         if (leaseId !== null) {
           try {
             // Another replica may have published and released between our read and our lease.
             const again = await read();
-            if (satisfies(again, wanted)) return again;
+            if (satisfies(again, wanted, clock())) return again;
             return await publish(await obtain());
           } finally {
             release(leaseId);
@@ -193,6 +175,27 @@ export function createRedisTokenStore(
     },
   };
 }
+
+/** One command, bounded by `timeoutMs`; any failure is the store's unavailability. */
+async function bounded<T>(timeoutMs: number, name: string, run: () => Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([run(), bound]);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.slice(0, 200) : 'unknown';
+    throw new StoreUnavailableError('token', `redis ${name} failed: ${reason}`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const satisfies = (token: SharedToken | null, wanted: TokenRefreshOptions, now: number): token is SharedToken =>
+  token !== null &&
+  (wanted.newerThan === null || token.generation > wanted.newerThan) &&
+  token.expiresAt - now >= wanted.validForMs;
 
 function parseSealed(text: string): SealedToken | null {
   try {

@@ -37,172 +37,202 @@ export interface IsolateMetrics {
 
 const key = (family: string, labels: readonly string[]) => `${family}\u0000${labels.join('\u0001')}`;
 
-export function createIsolateMetrics(options: IsolateMetricsOptions): IsolateMetrics {
-  const { intervalMs, maxRequests, now } = options;
-  const counters = new Map<string, { family: string; labels: string[]; value: number }>();
-  const histograms = new Map<
-    string,
-    { family: string; buckets: readonly number[]; labels: string[]; counts: number[]; sum: number; count: number }
-  >();
-  const storeUp = new Map<string, number>(SHARED_STORES.map((s) => [s, 1]));
-  const sources: MetricSources = {};
-  let requestsPending = 0;
-  let seq = 0;
+interface CounterSeries {
+  family: string;
+  labels: string[];
+  value: number;
+}
+
+interface HistogramSeries {
+  family: string;
+  buckets: readonly number[];
+  labels: string[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** What one isolate counted since its last push, and where its pushes stand. */
+interface Isolate {
+  options: IsolateMetricsOptions;
+  counters: Map<string, CounterSeries>;
+  histograms: Map<string, HistogramSeries>;
+  storeUp: Map<string, number>;
+  sources: MetricSources;
+  requestsPending: number;
+  seq: number;
   /** Sent and not yet acknowledged: sent again, unchanged, before anything newer. */
-  let unacked: MetricsBatch | undefined;
-  let lastPush = 0;
-  let scheduled = false;
-  let running: Promise<void> | undefined;
+  unacked: MetricsBatch | undefined;
+  lastPush: number;
+  scheduled: boolean;
+  running: Promise<void> | undefined;
+}
 
-  const count = (family: MetricFamily, labels: string[], by = 1) => {
-    const k = key(family.name, labels);
-    const s = counters.get(k);
-    if (s) s.value += by;
-    else counters.set(k, { family: family.name, labels, value: by });
+export function createIsolateMetrics(options: IsolateMetricsOptions): IsolateMetrics {
+  const iso: Isolate = {
+    options,
+    counters: new Map(),
+    histograms: new Map(),
+    storeUp: new Map(SHARED_STORES.map((s) => [s, 1])),
+    sources: {},
+    requestsPending: 0,
+    seq: 0,
+    unacked: undefined,
+    lastPush: 0,
+    scheduled: false,
+    running: undefined,
   };
-  const observe = (family: MetricFamily & { buckets: readonly number[] }, labels: string[], v: number) => {
-    const k = key(family.name, labels);
-    let s = histograms.get(k);
-    if (!s) {
-      s = {
-        family: family.name,
-        buckets: family.buckets,
-        labels,
-        counts: family.buckets.map(() => 0),
-        sum: 0,
-        count: 0,
-      };
-      s.counts.push(0);
-      histograms.set(k, s);
-    }
-    let i = 0;
-    while (i < s.buckets.length && v > s.buckets[i]!) i++;
-    s.counts[i]! += 1;
-    s.sum += v;
-    s.count += 1;
-  };
-
-  const telemetry: Telemetry = {
-    upstreamCall(endpoint, outcome, seconds) {
-      count(F.upstreamRequests, [endpoint, outcome]);
-      observe(F.upstreamDuration, [endpoint], seconds);
-      if (outcome === 'timeout') count(F.upstreamTimeouts, [endpoint]);
-    },
-    tokenRefresh(result, reason) {
-      count(F.tokenRefreshes, [result, reason]);
-      if (reason === 'unauthorized') count(F.unauthorizedRefreshes, []);
-    },
-    cacheLookup: (result) => count(F.cacheLookups, [result]),
-    consoleRefused: (reason) => count(F.consoleRefusals, [reason]),
-    sharedStore: (store, up) => void storeUp.set(store, up ? 1 : 0),
-    sharedStoreFallback: (store) => count(F.sharedStoreFallbacks, [store]),
-    clientSearch: (client, result) => count(F.clientSearches, [client, result]),
-    clientUpstreamCall: (client) => count(F.clientUpstreamCalls, [client]),
-    quotaRejected: (client, scope) => count(F.quotaRejections, [client, scope]),
-    breakerOpened: () => count(F.breakerOpens, []),
-    upstreamCooldown: () => count(F.cooldowns, []),
-  };
-
-  /** The gauges as Node's registry reads them at a scrape, from the same sources (metric-sources.ts). */
-  const gauges = (): MetricsBatch['gauges'] => {
-    const out: MetricsBatch['gauges'] = [];
-    const num = (v: number) => (Number.isFinite(v) ? v : null);
-    for (const [store, up] of storeUp) out.push([F.sharedStoreUp.name, [store], up]);
-    const token = sources.tokenStatus?.();
-    if (token) {
-      out.push([F.tokenExpiry.name, [], token.expiresAt === null ? null : token.expiresAt / 1000]);
-      out.push([F.tokenFailures.name, [], token.consecutiveFailures]);
-    }
-    const guard = sources.guardStatus?.();
-    if (guard) {
-      for (const state of BREAKER_STATES) out.push([F.breakerState.name, [state], state === guard.breaker ? 1 : 0]);
-      out.push([F.cooldownEnd.name, [], num(guard.cooldownUntil / 1000)]);
-      out.push([F.inFlight.name, [], guard.inFlight], [F.queued.name, [], guard.queued]);
-      for (const q of guard.quotas) {
-        out.push([F.quotaUsed.name, [q.client], q.used], [F.quotaLimit.name, [q.client], q.limit]);
-      }
-      out.push([F.budgetUsed.name, [], guard.budget?.used ?? 0], [F.budgetLimit.name, [], guard.budget?.limit ?? 0]);
-    }
-    return out;
-  };
-
-  /** Takes what was counted since the last batch into a new one (the counts start again from 0). */
-  const takeBatch = (): MetricsBatch => {
-    const batch: MetricsBatch = {
-      isolate: options.isolate,
-      seq: ++seq,
-      intervalMs,
-      counters: [],
-      histograms: [],
-      gauges: gauges(),
-    };
-    for (const s of counters.values()) if (s.value > 0) batch.counters.push([s.family, s.labels, s.value]);
-    for (const s of histograms.values())
-      if (s.count > 0) batch.histograms.push([s.family, s.labels, s.counts, s.sum, s.count]);
-    counters.clear();
-    histograms.clear();
-    requestsPending = 0;
-    return batch;
-  };
-
-  const pushOnce = async (): Promise<void> => {
-    lastPush = now();
-    // An unanswered batch goes again as it was: the object has counted it already or not at all.
-    const batch = unacked ?? takeBatch();
-    unacked = batch;
-    try {
-      const answer = await options.push(batch);
-      if (answer.seq >= batch.seq) unacked = undefined;
-    } catch (err) {
-      options.onPushError?.(err);
-    }
-  };
-
-  const flush = (): Promise<void> => {
-    running ??= pushOnce().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
   return {
     endpoint: {
-      telemetry,
+      telemetry: telemetryOf(iso),
       observeRequest(route, method, status, seconds) {
         const labels = [route, closedMethod(method, HTTP_METHODS), String(status)];
-        count(F.httpRequests, labels);
-        observe(F.httpDuration, labels, seconds);
-        requestsPending += 1;
+        count(iso, F.httpRequests, labels);
+        observe(iso, F.httpDuration, labels, seconds);
+        iso.requestsPending += 1;
       },
       watch(more) {
-        Object.assign(sources, more);
+        Object.assign(iso.sources, more);
       },
-      async render() {
-        // This isolate's own counts first, so a scrape through it includes them. A push already under way, or a kept
-        // batch sent again, carries none of the newest counts: they take one more push (and a failed one, one retry).
-        await flush();
-        for (let more = 0; more < 2 && (unacked !== undefined || counters.size + histograms.size > 0); more++) {
-          await flush();
-        }
-        return { body: await options.read(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
-      },
+      render: () => render(iso),
     },
-    afterRequest(ctx) {
-      if (requestsPending >= maxRequests) {
-        ctx.waitUntil(flush());
-        return;
-      }
-      if (scheduled) return;
-      scheduled = true;
-      // One timer per isolate: the push waits out the interval inside this answer's waitUntil.
-      const wait = Math.max(0, lastPush + intervalMs - now());
-      ctx.waitUntil(
-        new Promise<void>((resolve) => setTimeout(resolve, wait)).then(async () => {
-          scheduled = false;
-          await flush();
-        }),
-      );
-    },
-    flush,
+    afterRequest: (ctx) => afterRequest(iso, ctx),
+    flush: () => flush(iso),
   };
+}
+
+function count(iso: Isolate, family: MetricFamily, labels: string[], by = 1): void {
+  const k = key(family.name, labels);
+  const s = iso.counters.get(k);
+  if (s) s.value += by;
+  else iso.counters.set(k, { family: family.name, labels, value: by });
+}
+
+function observe(iso: Isolate, family: MetricFamily & { buckets: readonly number[] }, labels: string[], v: number) {
+  const k = key(family.name, labels);
+  let s = iso.histograms.get(k);
+  if (!s) {
+    s = { family: family.name, buckets: family.buckets, labels, counts: family.buckets.map(() => 0), sum: 0, count: 0 };
+    s.counts.push(0);
+    iso.histograms.set(k, s);
+  }
+  let i = 0;
+  while (i < s.buckets.length && v > s.buckets[i]!) i++;
+  s.counts[i]! += 1;
+  s.sum += v;
+  s.count += 1;
+}
+
+function telemetryOf(iso: Isolate): Telemetry {
+  const c = (family: MetricFamily, labels: string[]): void => count(iso, family, labels);
+  return {
+    upstreamCall(endpoint, outcome, seconds) {
+      c(F.upstreamRequests, [endpoint, outcome]);
+      observe(iso, F.upstreamDuration, [endpoint], seconds);
+      if (outcome === 'timeout') c(F.upstreamTimeouts, [endpoint]);
+    },
+    tokenRefresh(result, reason) {
+      c(F.tokenRefreshes, [result, reason]);
+      if (reason === 'unauthorized') c(F.unauthorizedRefreshes, []);
+    },
+    cacheLookup: (result) => c(F.cacheLookups, [result]),
+    consoleRefused: (reason) => c(F.consoleRefusals, [reason]),
+    sharedStore: (store, up) => void iso.storeUp.set(store, up ? 1 : 0),
+    sharedStoreFallback: (store) => c(F.sharedStoreFallbacks, [store]),
+    clientSearch: (client, result) => c(F.clientSearches, [client, result]),
+    clientUpstreamCall: (client) => c(F.clientUpstreamCalls, [client]),
+    quotaRejected: (client, scope) => c(F.quotaRejections, [client, scope]),
+    breakerOpened: () => c(F.breakerOpens, []),
+    upstreamCooldown: () => c(F.cooldowns, []),
+  };
+}
+
+/** The gauges as Node's registry reads them at a scrape, from the same sources (metric-sources.ts). */
+function gauges({ storeUp, sources }: Isolate): MetricsBatch['gauges'] {
+  const out: MetricsBatch['gauges'] = [];
+  const num = (v: number) => (Number.isFinite(v) ? v : null);
+  for (const [store, up] of storeUp) out.push([F.sharedStoreUp.name, [store], up]);
+  const token = sources.tokenStatus?.();
+  if (token) {
+    out.push([F.tokenExpiry.name, [], token.expiresAt === null ? null : token.expiresAt / 1000]);
+    out.push([F.tokenFailures.name, [], token.consecutiveFailures]);
+  }
+  const guard = sources.guardStatus?.();
+  if (guard) {
+    for (const state of BREAKER_STATES) out.push([F.breakerState.name, [state], state === guard.breaker ? 1 : 0]);
+    out.push([F.cooldownEnd.name, [], num(guard.cooldownUntil / 1000)]);
+    out.push([F.inFlight.name, [], guard.inFlight], [F.queued.name, [], guard.queued]);
+    for (const q of guard.quotas) {
+      out.push([F.quotaUsed.name, [q.client], q.used], [F.quotaLimit.name, [q.client], q.limit]);
+    }
+    out.push([F.budgetUsed.name, [], guard.budget?.used ?? 0], [F.budgetLimit.name, [], guard.budget?.limit ?? 0]);
+  }
+  return out;
+}
+
+/** Takes what was counted since the last batch into a new one (the counts start again from 0). */
+function takeBatch(iso: Isolate): MetricsBatch {
+  const batch: MetricsBatch = {
+    isolate: iso.options.isolate,
+    seq: ++iso.seq,
+    intervalMs: iso.options.intervalMs,
+    counters: [],
+    histograms: [],
+    gauges: gauges(iso),
+  };
+  for (const s of iso.counters.values()) if (s.value > 0) batch.counters.push([s.family, s.labels, s.value]);
+  for (const s of iso.histograms.values())
+    if (s.count > 0) batch.histograms.push([s.family, s.labels, s.counts, s.sum, s.count]);
+  iso.counters.clear();
+  iso.histograms.clear();
+  iso.requestsPending = 0;
+  return batch;
+}
+
+async function pushOnce(iso: Isolate): Promise<void> {
+  iso.lastPush = iso.options.now();
+  // An unanswered batch goes again as it was: the object has counted it already or not at all.
+  const batch = iso.unacked ?? takeBatch(iso);
+  iso.unacked = batch;
+  try {
+    const answer = await iso.options.push(batch);
+    if (answer.seq >= batch.seq) iso.unacked = undefined;
+  } catch (err) {
+    iso.options.onPushError?.(err);
+  }
+}
+
+function flush(iso: Isolate): Promise<void> {
+  iso.running ??= pushOnce(iso).finally(() => {
+    iso.running = undefined;
+  });
+  return iso.running;
+}
+
+async function render(iso: Isolate): Promise<{ body: string; contentType: string }> {
+  // This isolate's own counts first, so a scrape through it includes them. A push already under way, or a kept
+  // batch sent again, carries none of the newest counts: they take one more push (and a failed one, one retry).
+  await flush(iso);
+  for (let more = 0; more < 2 && (iso.unacked !== undefined || iso.counters.size + iso.histograms.size > 0); more++) {
+    await flush(iso);
+  }
+  return { body: await iso.options.read(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
+}
+
+function afterRequest(iso: Isolate, ctx: ExecutionContext): void {
+  const { options } = iso;
+  if (iso.requestsPending >= options.maxRequests) {
+    ctx.waitUntil(flush(iso));
+    return;
+  }
+  if (iso.scheduled) return;
+  iso.scheduled = true;
+  // One timer per isolate: the push waits out the interval inside this answer's waitUntil.
+  const wait = Math.max(0, iso.lastPush + options.intervalMs - options.now());
+  ctx.waitUntil(
+    new Promise<void>((resolve) => setTimeout(resolve, wait)).then(async () => {
+      iso.scheduled = false;
+      await flush(iso);
+    }),
+  );
 }

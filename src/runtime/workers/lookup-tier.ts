@@ -27,7 +27,7 @@ export interface CacheApiTierOptions {
 }
 
 /** Cache-Tag of every entry, for Cloudflare's zone purge by tag (the only purge of everything that reaches them). */
-export const LOOKUP_CACHE_TAG = 'callerid-gateway-lookup';
+const LOOKUP_CACHE_TAG = 'callerid-gateway-lookup';
 
 /** Path of every entry; the version lets two releases side by side ignore each other's entries. */
 const PATH = `/__callerid-gateway/lookup/v${TIER_ENTRY_VERSION}/`;

@@ -6,7 +6,7 @@ import type { RunInBackground } from '../../shared-state/background.js';
 import type { Telemetry } from '../../observability/telemetry.js';
 import type { ExecutionContext } from './bindings.js';
 
-export interface RequestScope {
+interface RequestScope {
   readonly ctx: ExecutionContext;
   /** Milliseconds spent in upstream calls made for this request. */
   upstreamMs: number;

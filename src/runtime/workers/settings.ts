@@ -23,7 +23,7 @@ import type {
 export const METRICS_OBJECT = 'deployment';
 
 /** Binding names, as `wrangler.toml` declares them. */
-export const BINDINGS = {
+const BINDINGS = {
   token: 'UPSTREAM_TOKEN',
   counters: 'COUNTERS',
   metrics: 'METRICS',
@@ -67,7 +67,7 @@ const workerSettings = settingsReader(WORKER_SETTINGS);
 
 export const WORKER_SETTING_NAMES: readonly string[] = workerSettings.names;
 
-export function stringBindings(env: Record<string, unknown>): EnvSource {
+function stringBindings(env: Record<string, unknown>): EnvSource {
   const out: EnvSource = {};
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
   return out;
@@ -108,7 +108,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
       ...config,
       upstream: config.upstream,
       metrics: { ...config.metrics, port: 0 },
-      redis: { ...config.redis, timeoutMs: own.durableObjectTimeoutMs },
+      sharedStoreTimeoutMs: own.durableObjectTimeoutMs,
     },
     durableObjectTimeoutMs: own.durableObjectTimeoutMs,
     lookupCacheHost: own.lookupCacheHost,

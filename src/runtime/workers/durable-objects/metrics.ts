@@ -7,7 +7,7 @@ import type { MetricsBatch, PushAnswer } from '../isolate-metrics.js';
 import { createMetricsTotals, type MetricsTotals, type StoredTotals } from './metrics-totals.js';
 
 /** The longest time pushed counts stay in memory only. */
-export const WRITE_EVERY_MS = 2_000;
+const WRITE_EVERY_MS = 2_000;
 const STORAGE_KEY = 'totals';
 
 // A class because the Workers runtime instantiates Durable Objects from an exported class.

@@ -35,123 +35,145 @@ export interface TokenKeeperOptions {
   backoff?: { initialMs: number; maxMs: number };
 }
 
+/** The object's token as it stands: the stored record once read, the login under way, the last failure. */
+interface Keeper {
+  options: TokenKeeperOptions;
+  state: StoredState | null;
+  loading: Promise<StoredState> | null;
+  /**
+   * A pending outbound fetch does not close the object's input gate: other isolates' calls arrive meanwhile and
+   * must join this one login instead of starting their own.
+   */
+  pending: Promise<TokenRefreshReply> | null;
+  failures: number;
+  lastFailure: Extract<TokenRefreshReply, { ok: false }> | null;
+}
+
 export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
-  const { storage, login, clock, logger } = options;
-  const initialBackoffMs = options.backoff?.initialMs ?? 1_000;
-  const maxBackoffMs = options.backoff?.maxMs ?? 30_000;
-  let state: StoredState | null = null;
-  let loading: Promise<StoredState> | null = null;
-  // A pending outbound fetch does not close the object's input gate: other isolates' calls arrive meanwhile and
-  // must join this one login instead of starting their own.
-  let pending: Promise<TokenRefreshReply> | null = null;
-  let failures = 0;
-  let lastFailure: Extract<TokenRefreshReply, { ok: false }> | null = null;
-
-  async function load(): Promise<StoredState> {
-    if (state !== null) return state;
-    loading ??= storage.get<StoredState>(STATE_KEY).then((stored) => {
-      state = stored?.v === STATE_VERSION ? stored : { v: STATE_VERSION, generation: 0, token: null };
-      return state;
-    });
-    return loading;
-  }
-
-  const satisfies = (token: SharedToken | null, wanted: TokenWanted): token is SharedToken =>
-    token !== null &&
-    (wanted.newerThan === null || token.generation > wanted.newerThan) &&
-    token.expiresAt - clock() >= wanted.validForMs;
-
-  /** Numbers and persists `obtained` before anyone gets it: an evicted or restarted object answers with it instead of logging in again. */
-  async function publish(obtained: ObtainedToken): Promise<SharedToken> {
-    const current = await load();
-    const token: SharedToken = { ...obtained, generation: current.generation + 1 };
-    state = { v: STATE_VERSION, generation: token.generation, token };
-    await storage.put(STATE_KEY, state);
-    return token;
-  }
-
-  async function loginAndPublish(): Promise<TokenRefreshReply> {
-    try {
-      const token = await publish(await login());
-      failures = 0;
-      lastFailure = null;
-      logger.info(
-        {
-          event: 'upstream_token_published',
-          generation: token.generation,
-          expiresAt: new Date(token.expiresAt).toISOString(),
-        },
-        'upstream token published to every isolate',
-      );
-      return { ok: true, token };
-    } catch (err) {
-      failures += 1;
-      const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token login failed');
-      const retryAt = clock() + Math.min(maxBackoffMs, initialBackoffMs * 2 ** (failures - 1));
-      lastFailure = {
-        ok: false,
-        outcome: failure.outcome,
-        message: failure.message,
-        status: failure.status ?? null,
-        retryAt,
-      };
-      logger.warn(
-        {
-          event: 'upstream_token_login_failed',
-          kind: failure.outcome,
-          status: failure.status ?? null,
-          consecutiveFailures: failures,
-          retryAt: new Date(retryAt).toISOString(),
-        },
-        'upstream token login failed',
-      );
-      return lastFailure;
-    }
-  }
-
+  const k: Keeper = { options, state: null, loading: null, pending: null, failures: 0, lastFailure: null };
+  const { clock } = options;
   return {
     async read() {
-      const { token } = await load();
+      const { token } = await load(k);
       return token !== null && token.expiresAt > clock() ? token : null;
     },
-
-    async refresh(wanted) {
-      const { token } = await load();
-      if (satisfies(token, wanted)) return { ok: true, token };
-      if (pending !== null) return pending;
-      // Every isolate retrying a failing endpoint would multiply the load on it; one answer serves them all.
-      if (lastFailure !== null && lastFailure.retryAt !== null && clock() < lastFailure.retryAt) return lastFailure;
-      pending = loginAndPublish().finally(() => {
-        pending = null;
-      });
-      return pending;
-    },
-
-    async offer(offered) {
-      const { token } = await load();
-      if (token !== null && token.expiresAt > clock()) return token;
-      // A login under way publishes its own token; an offer now would only be replaced by it.
-      if (pending !== null || offered.expiresAt <= clock()) return null;
-      const published = await publish(offered);
-      logger.info(
-        {
-          event: 'upstream_token_published',
-          generation: published.generation,
-          expiresAt: new Date(published.expiresAt).toISOString(),
-          offered: true,
-        },
-        'an isolate offered its own upstream token; published to every isolate',
-      );
-      return published;
-    },
-
-    async dropIfCurrent(generation) {
-      const current = await load();
-      if (current.token === null || current.token.generation !== generation) return false;
-      state = { ...current, token: null };
-      await storage.put(STATE_KEY, state);
-      logger.info({ event: 'upstream_token_dropped', generation }, 'upstream refused the published token; dropped it');
-      return true;
-    },
+    refresh: (wanted) => refresh(k, wanted),
+    offer: (offered) => offer(k, offered),
+    dropIfCurrent: (generation) => dropIfCurrent(k, generation),
   };
+}
+
+async function load(k: Keeper): Promise<StoredState> {
+  if (k.state !== null) return k.state;
+  k.loading ??= k.options.storage.get<StoredState>(STATE_KEY).then((stored) => {
+    k.state = stored?.v === STATE_VERSION ? stored : { v: STATE_VERSION, generation: 0, token: null };
+    return k.state;
+  });
+  return k.loading;
+}
+
+const satisfies = (token: SharedToken | null, wanted: TokenWanted, now: number): token is SharedToken =>
+  token !== null &&
+  (wanted.newerThan === null || token.generation > wanted.newerThan) &&
+  token.expiresAt - now >= wanted.validForMs;
+
+/** Numbers and persists `obtained` before anyone gets it: an evicted or restarted object answers with it instead of logging in again. */
+async function publish(k: Keeper, obtained: ObtainedToken): Promise<SharedToken> {
+  const current = await load(k);
+  const token: SharedToken = { ...obtained, generation: current.generation + 1 };
+  k.state = { v: STATE_VERSION, generation: token.generation, token };
+  await k.options.storage.put(STATE_KEY, k.state);
+  return token;
+}
+
+async function loginAndPublish(k: Keeper): Promise<TokenRefreshReply> {
+  let token: SharedToken;
+  try {
+    token = await publish(k, await k.options.login());
+  } catch (err) {
+    return loginFailed(k, err);
+  }
+  k.failures = 0;
+  k.lastFailure = null;
+  k.options.logger.info(
+    {
+      event: 'upstream_token_published',
+      generation: token.generation,
+      expiresAt: new Date(token.expiresAt).toISOString(),
+    },
+    'upstream token published to every isolate',
+  );
+  return { ok: true, token };
+}
+
+function loginFailed(k: Keeper, err: unknown): Extract<TokenRefreshReply, { ok: false }> {
+  const { options } = k;
+  k.failures += 1;
+  const failure = err instanceof RefreshFailure ? err : new RefreshFailure('network', 'token login failed');
+  const initialMs = options.backoff?.initialMs ?? 1_000;
+  const maxMs = options.backoff?.maxMs ?? 30_000;
+  const retryAt = options.clock() + Math.min(maxMs, initialMs * 2 ** (k.failures - 1));
+  k.lastFailure = {
+    ok: false,
+    outcome: failure.outcome,
+    message: failure.message,
+    status: failure.status ?? null,
+    retryAt,
+  };
+  options.logger.warn(
+    {
+      event: 'upstream_token_login_failed',
+      kind: failure.outcome,
+      status: failure.status ?? null,
+      consecutiveFailures: k.failures,
+      retryAt: new Date(retryAt).toISOString(),
+    },
+    'upstream token login failed',
+  );
+  return k.lastFailure;
+}
+
+async function refresh(k: Keeper, wanted: TokenWanted): Promise<TokenRefreshReply> {
+  const { clock } = k.options;
+  const { token } = await load(k);
+  if (satisfies(token, wanted, clock())) return { ok: true, token };
+  if (k.pending !== null) return k.pending;
+  // Every isolate retrying a failing endpoint would multiply the load on it; one answer serves them all.
+  const { lastFailure } = k;
+  if (lastFailure !== null && lastFailure.retryAt !== null && clock() < lastFailure.retryAt) return lastFailure;
+  k.pending = loginAndPublish(k).finally(() => {
+    k.pending = null;
+  });
+  return k.pending;
+}
+
+async function offer(k: Keeper, offered: ObtainedToken): Promise<SharedToken | null> {
+  const { clock, logger } = k.options;
+  const { token } = await load(k);
+  if (token !== null && token.expiresAt > clock()) return token;
+  // A login under way publishes its own token; an offer now would only be replaced by it.
+  if (k.pending !== null || offered.expiresAt <= clock()) return null;
+  const published = await publish(k, offered);
+  logger.info(
+    {
+      event: 'upstream_token_published',
+      generation: published.generation,
+      expiresAt: new Date(published.expiresAt).toISOString(),
+      offered: true,
+    },
+    'an isolate offered its own upstream token; published to every isolate',
+  );
+  return published;
+}
+
+async function dropIfCurrent(k: Keeper, generation: number): Promise<boolean> {
+  const current = await load(k);
+  if (current.token === null || current.token.generation !== generation) return false;
+  k.state = { ...current, token: null };
+  await k.options.storage.put(STATE_KEY, k.state);
+  k.options.logger.info(
+    { event: 'upstream_token_dropped', generation },
+    'upstream refused the published token; dropped it',
+  );
+  return true;
 }
