@@ -1,8 +1,6 @@
 // The Hono environment of the gateway app: the context variables every handler can read, typed once.
 import type { LookupNote } from './observability/request-recorder.js';
 
-export type { LookupNote };
-
 interface AppVariables {
   requestId: string;
   /** The internal client of a verified gateway token. */

@@ -125,7 +125,7 @@ const statusToCode = new Map<number, ErrorCode>(
  * problem (logged when the gateway or its upstream failed), an HTTPException below 500 by its status, anything else
  * as an internal error, logged with its stack.
  */
-export function errorAnswer(err: unknown, requestId: string, logger: Logger): ProblemAnswer {
+function errorAnswer(err: unknown, requestId: string, logger: Logger): ProblemAnswer {
   if (err instanceof GatewayError) {
     logIfFailed(err, requestId, logger);
     return problemAnswer(err.code, err.message, requestId, err.headers, err.extensions);

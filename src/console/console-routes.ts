@@ -14,8 +14,8 @@ import { filterToProvider } from './provider-filter.js';
 import { UPSTREAM_BODY } from '../upstream/search-client.js';
 import { renderConsolePage, renderPhoneRefusal, SCRIPT_PATH, STYLE_PATH } from './page.js';
 
-export const CONSOLE_PAGE_PATH = '/console';
-export const CONSOLE_SEARCH_PATH = '/console/v2/contacts/search';
+const CONSOLE_PAGE_PATH = '/console';
+const CONSOLE_SEARCH_PATH = '/console/v2/contacts/search';
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

@@ -17,7 +17,7 @@ export interface AccessLogOptions {
 }
 
 /** The route template that answered, or {@link UNMATCHED_ROUTE} when only the catch-all middleware ran. */
-export function routeLabel(path: string): string {
+function routeLabel(path: string): string {
   return path === '/*' || path === '*' || path === '' ? UNMATCHED_ROUTE : path;
 }
 

@@ -39,7 +39,7 @@ export interface WhatParam {
  * `decodeURIComponent`, leaving a malformed escape as it is instead of throwing (as Hono's `query()` reads a value):
  * each run of escapes that decodes is decoded, the rest is kept.
  */
-export function tryDecodeURIComponent(text: string): string {
+function tryDecodeURIComponent(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
@@ -110,7 +110,7 @@ const WAIT_VALUE = /^\d{1,9}(?:\.\d{1,6})?$/;
  * where a word may be a quoted-string holding commas, semicolons and backslash escapes. Names are lowercased;
  * parameters are dropped (no preference here has any). An unreadable remainder ends the list.
  */
-export function preferences(header: string): { name: string; value: string | undefined }[] {
+function preferences(header: string): { name: string; value: string | undefined }[] {
   const found: { name: string; value: string | undefined }[] = [];
   let i = 0;
   const skipSpace = () => {

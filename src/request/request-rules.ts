@@ -10,7 +10,7 @@ import type { RequestParts } from './request-parts.js';
  * stray form with a GET, and a kilobyte costs nothing to skip; anything larger, or with any Transfer-Encoding (its
  * length unknown), is refused before a byte of it is read.
  */
-export const NO_BODY_MAX_BYTES = 1024;
+const NO_BODY_MAX_BYTES = 1024;
 
 export function tooLargeMessage(maxBytes: number): string {
   return `The request body may hold at most ${maxBytes} bytes.`;

@@ -23,7 +23,7 @@ export function batchBodyBytes(config: Pick<Services['config'], 'http' | 'batch'
 }
 
 /** The `numbers` of a batch body; a GatewayError (400, 413) for anything else. */
-export function readNumbers(text: string, max: number): string[] {
+function readNumbers(text: string, max: number): string[] {
   let body: unknown;
   try {
     body = JSON.parse(text);

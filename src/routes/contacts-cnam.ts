@@ -12,10 +12,10 @@ import type { SearchOutcome } from '../search/search-outcome.js';
 import { requestOf } from './request-of.js';
 import { UPSTREAM_BODY } from '../upstream/search-client.js';
 
-export const CNAM_ROUTE = '/v2/contacts/cnam';
+const CNAM_ROUTE = '/v2/contacts/cnam';
 
 /** The closed set of `CNAM-Result` values (docs/pbx.md, "CNAM rules"). */
-export type CnamResult =
+type CnamResult =
   | 'listed'
   | 'no-listing'
   | 'no-name'

@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 const PROTO_ROOT = fileURLToPath(new URL('../fixtures/opentelemetry-proto/', import.meta.url));
 const REQUEST_TYPE = 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest';
 
-export interface ReceivedSpan {
+interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
@@ -25,7 +25,7 @@ export interface ReceivedSpan {
   serviceName: string;
 }
 
-export interface ExportRequest {
+interface ExportRequest {
   contentType: string;
   headers: IncomingMessage['headers'];
   spans: ReceivedSpan[];

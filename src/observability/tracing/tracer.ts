@@ -5,7 +5,7 @@ import { PropagatingSpan, RecordingSpan, type Attributes, type Span, type SpanKi
 import { incomingContext, type SpanContext } from './trace-context.js';
 import { RandomIds } from './trace-ids.js';
 
-export interface SpanOptions {
+interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
 }

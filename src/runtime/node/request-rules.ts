@@ -58,12 +58,7 @@ export const partsOf = (req: IncomingMessage): NodeParts => ({
 });
 
 /** Writes a refusal the app never saw, and records it as the app records its answers. */
-export function answerRefusal(
-  req: IncomingMessage,
-  res: ServerResponse,
-  answer: ProblemAnswer,
-  options: NodeRulesOptions,
-) {
+function answerRefusal(req: IncomingMessage, res: ServerResponse, answer: ProblemAnswer, options: NodeRulesOptions) {
   const started = performance.now();
   answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
   res.writeHead(answer.status, answer.headers);
