@@ -6,6 +6,7 @@ import { consoleRoutes } from './console/console-routes.js';
 import { docsRoutes } from './docs/docs-routes.js';
 import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
+import { headLength } from './middleware/head-length.js';
 import { requestId } from './middleware/request-id.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
 import { bodyByMethod, type BodyBoundOf } from './request/request-rules.js';
@@ -36,6 +37,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { logger } = services;
 
+  app.use(headLength());
   app.use(requestId());
   app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
   // Before any route: a bad Host, an unwanted body, two Authorization fields, `/console/../x` (which must not reach `/x`).
