@@ -177,9 +177,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const authenticateClient = createClientAuthenticator({
     tokens: gatewayTokens,
     // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
-    basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
-    logger,
-    isRegistered: clients.has,
+    basic: createBasicCredentials({ clients, loginThrottle, logger, clock }),
   });
   const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });

@@ -4,6 +4,8 @@ export interface ClientRegistry {
   /** True when `secret` is the registered secret of `clientId`; takes the same time for unknown ids. */
   authenticate(clientId: string, secret: string): Promise<boolean>;
   has(clientId: string): boolean;
+  /** Changes whenever the secrets the registry accepts change, so what was found right before is checked again. */
+  generation(): number;
 }
 
 const encoder = new TextEncoder();
@@ -35,5 +37,7 @@ export function createClientRegistry(clients: ReadonlyMap<string, string>): Clie
     },
     // The map's own method: checked on every hit, where a wrapper would be one more call.
     has: clients.has.bind(clients),
+    // A fixed set of clients: what was right stays right.
+    generation: () => 0,
   };
 }

@@ -4,12 +4,11 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import {
   grantClientCredentials,
-  GrantRefusal,
   OAUTH_METADATA_PATH,
   OAUTH_TOKEN_PATH,
-  TOKEN_ENDPOINT_CHALLENGE,
   type GrantServices,
 } from '../auth/client-credentials-grant.js';
+import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE } from '../auth/endpoint-client-auth.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../docs/docs-page.js';
 import { routeDocs } from '../docs/route-docs.js';
@@ -20,7 +19,7 @@ import { grantRequestOf } from './token-login.js';
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
 /** The status RFC 6749 section 5.2 gives a refusal: 401 and a challenge only where the client used HTTP Basic. */
-function refusalStatus(refusal: GrantRefusal): 400 | 401 | 429 {
+function refusalStatus(refusal: OAuthRefusal): 400 | 401 | 429 {
   if (refusal.error === 'temporarily_unavailable') return 429;
   return refusal.error === 'invalid_client' && refusal.viaBasic ? 401 : 400;
 }
@@ -61,7 +60,7 @@ export function oauthServerRoutes(
     try {
       granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), { checkScope: true });
     } catch (err) {
-      if (!(err instanceof GrantRefusal)) throw err;
+      if (!(err instanceof OAuthRefusal)) throw err;
       const status = refusalStatus(err);
       return c.json({ error: err.error, error_description: err.message }, status, {
         ...err.headers,
