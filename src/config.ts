@@ -147,7 +147,7 @@ const storeErrorMode = oneOf(['memory', 'open', 'closed'], 'memory');
 const SETTINGS = {
   port: setting('PORT', int(0, 65535, 8080)),
   host: setting('HOST', textOr('0.0.0.0')),
-  /** The base URL clients reach the gateway at (the OAuth issuer); undefined: the origin each request came to. */
+  /** The base URL clients reach the gateway at (the OAuth issuer); undefined (development only): each request's origin. */
   publicBaseUrl: setting('PUBLIC_BASE_URL', z.optional(baseUrl)),
   /** The upstream's addresses and credentials: all four, or none (demo mode, Node only). */
   upstream: {
@@ -445,6 +445,11 @@ function redisConnectionOf(r: RedisSettings, problems: ConfigProblem[]): RedisCo
 export interface ParseOptions {
   /** The four UPSTREAM_* variables (and so the gateway's own token secret and clients) must be set. */
   upstreamRequired?: boolean;
+  /**
+   * Why PUBLIC_BASE_URL is required (`NODE_ENV=production` on Node, always on Workers), when it is: the issuer of
+   * the OAuth metadata must not come from the request.
+   */
+  publicBaseUrlRequiredBy?: string;
 }
 
 const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'];
@@ -474,6 +479,11 @@ function missingSettings(has: (name: string) => boolean, options: ParseOptions):
         variable: 'GATEWAY_TOKEN_SECRET',
         problem: 'is required (at least 32 bytes) when an upstream is configured',
       });
+    if (options.publicBaseUrlRequiredBy !== undefined && !has('PUBLIC_BASE_URL'))
+      problems.push({
+        variable: 'PUBLIC_BASE_URL',
+        problem: `is required ${options.publicBaseUrlRequiredBy}: the base URL clients reach the gateway at, its OAuth issuer (e.g. https://callerid.example.com)`,
+      });
     if (!has('GATEWAY_CLIENTS'))
       problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
   }
@@ -501,6 +511,7 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     UPSTREAM_CLIENT_ID: u.clientId,
     UPSTREAM_CLIENT_SECRET: u.clientSecret,
     GATEWAY_TOKEN_SECRET: v.gatewayTokens.secret,
+    PUBLIC_BASE_URL: v.publicBaseUrl,
   };
   const problems: ConfigProblem[] = missingSettings(
     (name) => (name === 'GATEWAY_CLIENTS' ? v.clients.size > 0 : values[name] !== undefined),

@@ -207,13 +207,17 @@ export const routeDocs = {
     tags: ['Token'],
     summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
     description:
-      'Where a standard OAuth library finds the token endpoint and what it accepts, from the base URL alone. `issuer` is PUBLIC_BASE_URL, else the origin the request came to.',
+      'Where a standard OAuth library finds the token endpoint and what it accepts, from the base URL alone. `issuer` is PUBLIC_BASE_URL (required in production), whatever `Host` the request names; only without it (development) the origin the request came to.',
     operationId: 'oauthMetadata',
     security: ANONYMOUS,
     responses: {
       200: {
         description: 'The metadata.',
-        headers: { 'Cache-Control': header('`public, max-age=3600`.') },
+        headers: {
+          'Cache-Control': header(
+            '`public, max-age=3600` with PUBLIC_BASE_URL; `no-store` when the issuer came from the request.',
+          ),
+        },
         content: json(ref('AuthorizationServerMetadata')),
       },
       ...MALFORMED_REQUEST,

@@ -12,6 +12,7 @@ import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE } from '../auth/endpoint-client-
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../docs/docs-page.js';
 import { routeDocs } from '../docs/route-docs.js';
+import { trustedForwardedEntry } from '../limits/client-address.js';
 import type { Services } from '../services.js';
 import { grantRequestOf } from './token-login.js';
 
@@ -24,9 +25,32 @@ function refusalStatus(refusal: OAuthRefusal): 400 | 401 | 429 {
   return refusal.error === 'invalid_client' && refusal.viaBasic ? 401 : 400;
 }
 
-/** The gateway's public base URL: PUBLIC_BASE_URL, else the origin this request came to. */
-function issuerOf(c: Context<AppEnv>, publicBaseUrl: string | undefined): string {
-  return publicBaseUrl ?? new URL(c.req.url).origin;
+/** RFC 3986's host (a name, IPv4 or bracketed IPv6) and an optional port, as X-Forwarded-Host carries it. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
+
+/**
+ * The origin a request came to, as the outermost trusted proxy (TRUST_PROXY_HOPS) saw it: X-Forwarded-Proto and
+ * X-Forwarded-Host only from a trusted hop and only when they make an http(s) origin, else the request's own URL.
+ */
+function requestOrigin(c: Context<AppEnv>, trustedHops: number): string {
+  const own = new URL(c.req.url);
+  const proto = trustedForwardedEntry(c.req.header('x-forwarded-proto'), trustedHops)?.toLowerCase();
+  const forwardedHost = trustedForwardedEntry(c.req.header('x-forwarded-host'), trustedHops);
+  const scheme = proto === 'http' || proto === 'https' ? proto : own.protocol.slice(0, -1);
+  // A forwarded host with a path, credentials or stray characters is no host: the request's own stands.
+  const host = forwardedHost !== undefined && HOST.test(forwardedHost) ? forwardedHost : own.host;
+  const origin = `${scheme}://${host}`;
+  return URL.canParse(origin) ? new URL(origin).origin : own.origin;
+}
+
+/**
+ * The issuer (RFC 8414 section 2) and whether a shared cache may keep an answer naming it: PUBLIC_BASE_URL, the
+ * same for every request, or (demo and development set-ups only; production requires PUBLIC_BASE_URL) the origin
+ * this request came to, which no cache may keep for another request.
+ */
+function issuerOf(c: Context<AppEnv>, config: Services['config']): { issuer: string; shared: boolean } {
+  if (config.publicBaseUrl !== undefined) return { issuer: config.publicBaseUrl, shared: true };
+  return { issuer: requestOrigin(c, config.trustProxyHops), shared: false };
 }
 
 export function oauthServerRoutes(
@@ -38,7 +62,7 @@ export function oauthServerRoutes(
   const documented = config.docs.enabled && services.docsAssets !== undefined;
 
   app.get(OAUTH_METADATA_PATH, routeDocs.oauthMetadata, (c) => {
-    const issuer = issuerOf(c, config.publicBaseUrl);
+    const { issuer, shared } = issuerOf(c, config);
     return c.json(
       {
         issuer,
@@ -51,7 +75,7 @@ export function oauthServerRoutes(
         ...(documented ? { service_documentation: `${issuer}${DOCS_PATH}` } : {}),
       },
       200,
-      { 'cache-control': 'public, max-age=3600' },
+      { 'cache-control': shared ? 'public, max-age=3600' : 'no-store' },
     );
   });
 

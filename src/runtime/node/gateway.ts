@@ -57,7 +57,9 @@ export interface RunningGateway {
 }
 
 export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
-  let config = parseConfig(env);
+  let config = parseConfig(env, {
+    publicBaseUrlRequiredBy: env.NODE_ENV === 'production' ? 'when NODE_ENV=production' : undefined,
+  });
   let demo: DemoSetup | null = null;
   if (!config.upstream) {
     if (env.NODE_ENV === 'production') {

@@ -82,7 +82,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
   const problems: ConfigProblem[] = [];
   let config: Config | undefined;
   try {
-    config = parseConfig(strings, { upstreamRequired: true });
+    config = parseConfig(strings, { upstreamRequired: true, publicBaseUrlRequiredBy: 'on Workers' });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);

@@ -21,6 +21,7 @@ describe('Worker settings', () => {
       'UPSTREAM_CLIENT_ID',
       'UPSTREAM_CLIENT_SECRET',
       'GATEWAY_TOKEN_SECRET',
+      'PUBLIC_BASE_URL',
       'GATEWAY_CLIENTS',
     ]);
   });
@@ -41,6 +42,7 @@ describe('Worker settings', () => {
         'UPSTREAM_BASE_URL',
         'UPSTREAM_CLIENT_SECRET',
         'GATEWAY_TOKEN_SECRET',
+        'PUBLIC_BASE_URL',
         'GATEWAY_CLIENTS',
         'METRICS_PUSH_INTERVAL_SECONDS',
         'COUNTERS',
@@ -56,6 +58,7 @@ describe('Worker settings', () => {
       UPSTREAM_CLIENT_SECRET: 's',
       GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
       GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`,
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
     });
     expect([settings.metricsPushIntervalMs, settings.metricsPushMaxRequests]).toEqual([10_000, 1_000]);
   });

@@ -15,6 +15,7 @@ export function workerdBindings(simulatorUrl: string): Record<string, string> {
     GATEWAY_CLIENTS: `${WORKERD_CLIENT.id}:${WORKERD_CLIENT_HASH}`,
     GATEWAY_ADMIN_CLIENTS: WORKERD_CLIENT.id,
     DEFAULT_REGION: 'GB',
+    PUBLIC_BASE_URL: 'https://callerid.example.com',
     CONSOLE_PROVIDER: 'swissdir',
     // The isolates' metrics push waits in ctx.waitUntil; tests that wait on the context wait for it too.
     METRICS_PUSH_INTERVAL_SECONDS: '1',
