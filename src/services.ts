@@ -6,6 +6,7 @@ import { createLookupChain } from './lookup-chain.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
 import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
+import { processRevocations, type Revocations } from './auth/revocations.js';
 import { hs256Jwt } from './hs256-jwt.js';
 import { createLoginThrottle, type LoginThrottle } from './limits/login-throttle.js';
 import type { Clock } from './clock.js';
@@ -56,6 +57,8 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** The rate limits' store (rate-limiter-flexible): RateLimiterRedis, or the Durable Object store on Workers. */
   limiters?: SharedLimiters;
+  /** Revoked gateway tokens for the deployment (Redis, the Durable Object). Absent: revocations hold in this process. */
+  revocations?: Revocations;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
   /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
@@ -79,6 +82,8 @@ export interface Services {
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
+  /** Revoked gateway tokens (POST /oauth2/revoke, /admin/tokens/revoke-client), checked by `gatewayTokens`. */
+  revocations: Revocations;
   /** Failed logins per client id and address, and per address (LOGIN_FAILURES_*). */
   loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
@@ -155,9 +160,11 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     syncHmac: runtime.syncHmac,
     memoSize: 10_000,
   });
+  const revocations = runtime.revocations ?? processRevocations(clock);
   const gatewayTokens = await createGatewayTokens({
     jwt: hs256Jwt,
     isRegistered: clients.has,
+    revocations: revocations.list,
     secret: config.gatewayTokens.secret,
     previousSecrets: config.gatewayTokens.previousSecrets,
     ttlSeconds: config.gatewayTokens.ttlSeconds,
@@ -214,6 +221,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     }),
     clients,
     gatewayTokens,
+    revocations,
     loginThrottle,
     authenticateClient,
     normalizer,

@@ -94,6 +94,29 @@ const MALFORMED_REQUEST = {
   },
 };
 
+/** The refusals of client authentication at every OAuth endpoint (token, revocation, introspection). */
+const OAUTH_CLIENT_REFUSALS = {
+  401: {
+    description: '`invalid_client`: wrong or unreadable credentials sent as HTTP Basic.',
+    headers: {
+      ...NO_STORE_HEADERS,
+      'WWW-Authenticate': header('`Basic realm="callerid-gateway", charset="UTF-8"`.'),
+    },
+    content: json(ref('OAuthError')),
+  },
+  429: {
+    description:
+      '`temporarily_unavailable`: too many failed logins for this client id or from this address (LOGIN_FAILURES_*), also for the right secret until the window ends.',
+    headers: {
+      ...NO_STORE_HEADERS,
+      'Retry-After': header('Seconds until the window that refused ends.'),
+      RateLimit: RATE_LIMIT_HEADERS.RateLimit,
+      'RateLimit-Policy': RATE_LIMIT_HEADERS['RateLimit-Policy'],
+    },
+    content: json(ref('OAuthError')),
+  },
+} as const;
+
 export const routeDocs = {
   healthz: route({
     tags: ['Operations'],
@@ -180,23 +203,36 @@ export const routeDocs = {
         headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },
-      401: {
-        description: '`invalid_client`: wrong or unreadable credentials sent as HTTP Basic.',
-        headers: {
-          ...NO_STORE_HEADERS,
-          'WWW-Authenticate': header('`Basic realm="callerid-gateway", charset="UTF-8"`.'),
-        },
+      ...OAUTH_CLIENT_REFUSALS,
+      ...problemResponses('payload_too_large'),
+    },
+  }),
+
+  oauthRevoke: route({
+    tags: ['Token'],
+    summary: 'Revoke a gateway token (RFC 7009)',
+    description:
+      'Client authentication as at `POST /oauth2/token`. A client revokes the tokens issued to it; an admin client (GATEWAY_ADMIN_CLIENTS) any. ' +
+      'Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, or expired, is answered 200 alike (section 2.2).',
+    operationId: 'oauthRevoke',
+    security: [{}, { clientBasic: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: ref('OAuthRevocationRequest') } },
+    },
+    responses: {
+      200: { description: 'Revoked, or nothing to revoke; no body.', headers: NO_STORE_HEADERS },
+      400: {
+        description:
+          "`invalid_request` (no `token`, not form-encoded), `unauthorized_client` (another client's token), `invalid_client` for wrong form credentials.",
+        headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },
-      429: {
+      ...OAUTH_CLIENT_REFUSALS,
+      503: {
         description:
-          '`temporarily_unavailable`: too many failed logins for this client id or from this address (LOGIN_FAILURES_*), also for the right secret until the window ends.',
-        headers: {
-          ...NO_STORE_HEADERS,
-          'Retry-After': header('Seconds until the window that refused ends.'),
-          RateLimit: RATE_LIMIT_HEADERS.RateLimit,
-          'RateLimit-Policy': RATE_LIMIT_HEADERS['RateLimit-Policy'],
-        },
+          '`temporarily_unavailable`: revoked on this replica only, the shared store did not answer; retry (section 2.2.1).',
+        headers: { ...NO_STORE_HEADERS, 'Retry-After': header('`1`.') },
         content: json(ref('OAuthError')),
       },
       ...problemResponses('payload_too_large'),
@@ -348,6 +384,20 @@ export const routeDocs = {
     responses: {
       200: { description: 'Purged.', content: json(ref('PurgeAll')) },
       ...problemResponses('unauthorized', 'forbidden', 'unavailable'),
+    },
+  }),
+
+  revokeClient: route({
+    tags: ['Admin'],
+    summary: 'Revoke every token issued to a client so far',
+    description:
+      'For clients in GATEWAY_ADMIN_CLIENTS. Every replica refuses the tokens within a second; the client logs in again for a new one.',
+    operationId: 'revokeClient',
+    security: GATEWAY_TOKEN,
+    requestBody: { required: true, content: json(ref('RevokeClientRequest')) },
+    responses: {
+      200: { description: 'Revoked.', content: json(ref('RevokeClient')) },
+      ...problemResponses('bad_request', 'unauthorized', 'forbidden', 'payload_too_large', 'unavailable'),
     },
   }),
 

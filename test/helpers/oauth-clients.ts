@@ -110,4 +110,22 @@ export async function wrongSecretErrors(
   return { post, basic };
 }
 
+/** oauth4webapi's RFC 7009 revocation of `token`, discovered from the base URL, as `clientId` (HTTP Basic). */
+export async function oauth4webapiRevoke(
+  target: OAuthTarget,
+  clientId: string,
+  secret: string,
+  token: string,
+): Promise<void> {
+  const as = await oauth4webapiDiscover(target);
+  const res = await oauth.revocationRequest(
+    as,
+    { client_id: clientId },
+    oauth.ClientSecretBasic(secret),
+    token,
+    oauthOptions(target),
+  );
+  await oauth.processRevocationResponse(res);
+}
+
 export { oauth, openid };

@@ -24,6 +24,7 @@ import { createNodeRedis } from '../redis/client.js';
 import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
+import { createRedisRevocations } from '../redis/revocations.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { answerExpectContinue } from './expect-continue.js';
@@ -103,6 +104,17 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
         })
       : undefined;
   await lookupTier?.ready(2000);
+  // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
+  const revocations = redis
+    ? createRedisRevocations({
+        client: redis.client,
+        subscriber: redis.duplicate({ autoResubscribe: false }),
+        keyPrefix: config.redis.keyPrefix,
+        clock,
+        logger,
+      })
+    : undefined;
+  await revocations?.ready(2000);
   const services = await createServices(config, {
     http,
     clock,
@@ -125,6 +137,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
     limiters: redis ? createRedisLimiters({ client: redis.client, keyPrefix: config.redis.keyPrefix }) : undefined,
     lookupTier,
+    revocations,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
         ? createRedisTokenStore({
@@ -166,6 +179,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     if (metricsListener) await listen(metricsListener, config.metrics.port, config.host, 'METRICS_PORT');
   } catch (err) {
     if (server.listening) server.close();
+    revocations?.close();
     await settledWithin(http.close?.(), 1000);
     await redis?.close();
     await demo?.close();
@@ -207,6 +221,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
       await settledWithin(http.close?.(), deadline - Date.now());
       lookupTier?.close();
+      revocations?.close();
       await redis?.close();
       await demo?.close();
       return result;
