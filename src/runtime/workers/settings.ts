@@ -16,6 +16,7 @@ import type {
   CounterObjectRpc,
   DurableObjectNamespace,
   MetricsObjectRpc,
+  RevocationObjectRpc,
   UpstreamTokenObjectRpc,
 } from './bindings.js';
 
@@ -27,6 +28,7 @@ export const BINDINGS = {
   token: 'UPSTREAM_TOKEN',
   counters: 'COUNTERS',
   metrics: 'METRICS',
+  revocations: 'REVOCATIONS',
   analytics: 'ANALYTICS',
 } as const;
 
@@ -42,6 +44,8 @@ export interface WorkerSettings {
   counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
   /** The deployment's metrics (MetricsObject): isolates push their counts, GET /metrics reads the sum. */
   metricsObjects: DurableObjectNamespace<MetricsObjectRpc> | undefined;
+  /** The deployment's revoked gateway tokens (RevocationObject); absent: revocations hold in one isolate. */
+  revocationObjects: DurableObjectNamespace<RevocationObjectRpc> | undefined;
   /** An isolate pushes its counts at most this often (ms)... */
   metricsPushIntervalMs: number;
   /** ...or sooner, once it has counted this many requests since its last push. */
@@ -89,7 +93,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
   }
   const parsed = workerSettings.read(strings);
   if (!parsed.ok) problems.push(...parsed.problems);
-  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics]) {
+  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics, BINDINGS.revocations]) {
     if (env[name] !== undefined && !isNamespace(env[name]))
       problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
@@ -116,6 +120,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
     counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
     metricsObjects: env[BINDINGS.metrics] as DurableObjectNamespace<MetricsObjectRpc> | undefined,
+    revocationObjects: env[BINDINGS.revocations] as DurableObjectNamespace<RevocationObjectRpc> | undefined,
     metricsPushIntervalMs: own.metricsPushIntervalSeconds * 1000,
     metricsPushMaxRequests: own.metricsPushMaxRequests,
     analytics: analytics as AnalyticsEngineDataset | undefined,
