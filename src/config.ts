@@ -173,6 +173,8 @@ const SETTINGS = {
   },
   /** Client id to lowercase hex SHA-256 of its secret. */
   clients: setting('GATEWAY_CLIENTS', clientList),
+  /** Path of the clients file (JSON, config/clients-file.schema.json) on Node, read by the runtime; instead of GATEWAY_CLIENTS. */
+  clientsFile: setting('GATEWAY_CLIENTS_FILE', optionalText),
   adminClients: setting(
     'GATEWAY_ADMIN_CLIENTS',
     z.pipe(
@@ -484,10 +486,28 @@ function missingSettings(has: (name: string) => boolean, options: ParseOptions):
         variable: 'PUBLIC_BASE_URL',
         problem: `is required ${options.publicBaseUrlRequiredBy}: the base URL clients reach the gateway at, its OAuth issuer (e.g. https://callerid.example.com)`,
       });
-    if (!has('GATEWAY_CLIENTS'))
-      problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
+    if (!has('GATEWAY_CLIENTS') && !has('GATEWAY_CLIENTS_FILE') && !has('GATEWAY_CLIENTS_JSON'))
+      problems.push({
+        variable: 'GATEWAY_CLIENTS',
+        problem: 'must list at least one internal client (id:sha256hex), or set GATEWAY_CLIENTS_FILE',
+      });
   }
   return problems;
+}
+
+/** The clients come from one place: the file, or GATEWAY_CLIENTS and GATEWAY_ADMIN_CLIENTS. */
+function clientSourceConflicts(v: SettingValues<typeof SETTINGS>): ConfigProblem[] {
+  if (v.clientsFile === undefined) return [];
+  const also = (
+    [
+      ['GATEWAY_CLIENTS', v.clients.size > 0],
+      ['GATEWAY_ADMIN_CLIENTS', v.adminClients.size > 0],
+    ] as const
+  ).filter(([, set]) => set);
+  return also.map(([variable]) => ({
+    variable,
+    problem: 'is set beside GATEWAY_CLIENTS_FILE: give every client and its admin flag in the file alone',
+  }));
 }
 
 /** Validates `env`; throws a {@link ConfigError} naming every wrong, missing or retired variable at once. */
@@ -512,6 +532,8 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     UPSTREAM_CLIENT_SECRET: u.clientSecret,
     GATEWAY_TOKEN_SECRET: v.gatewayTokens.secret,
     PUBLIC_BASE_URL: v.publicBaseUrl,
+    GATEWAY_CLIENTS_FILE: v.clientsFile,
+    GATEWAY_CLIENTS_JSON: env.GATEWAY_CLIENTS_JSON || undefined,
   };
   const problems: ConfigProblem[] = missingSettings(
     (name) => (name === 'GATEWAY_CLIENTS' ? v.clients.size > 0 : values[name] !== undefined),
@@ -534,6 +556,7 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
       });
     }
   }
+  problems.push(...clientSourceConflicts(v));
   const unknownQuota = [...v.guard.quotas.keys()].find((id) => id !== 'console' && !v.clients.has(id));
   if (unknownQuota !== undefined && v.clients.size > 0) {
     problems.push({

@@ -4,7 +4,8 @@ import type { LookupCache } from './lookup/lookup-cache.js';
 import type { LookupService } from './lookup/lookup-service.js';
 import { createLookupChain } from './lookup-chain.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
-import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
+import { ClientRegistry, clientEntriesOf } from './auth/client-registry.js';
+import type { ClientEntry } from './auth/clients-file.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
 import { processRevocations, type Revocations } from './auth/revocations.js';
 import { hs256Jwt } from './hs256-jwt.js';
@@ -57,6 +58,8 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** The rate limits' store (rate-limiter-flexible): RateLimiterRedis, or the Durable Object store on Workers. */
   limiters?: SharedLimiters;
+  /** The clients as the runtime read them (the clients file). Absent: GATEWAY_CLIENTS and its companion variables. */
+  clients?: readonly ClientEntry[];
   /** Revoked gateway tokens for the deployment (Redis, the Durable Object). Absent: revocations hold in this process. */
   revocations?: Revocations;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
@@ -110,6 +113,15 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   if (!upstream) throw new Error('no upstream configured: the runtime must start demo mode or refuse to start');
   if (!config.gatewayTokens.secret) throw new Error('GATEWAY_TOKEN_SECRET is missing');
   const { clock, logger, telemetry, http } = runtime;
+  const { guard: guardConfig } = config;
+  const clients = new ClientRegistry(
+    runtime.clients ?? clientEntriesOf(config.clients, config.adminClients, guardConfig.quotas),
+    clock,
+    {
+      fixed: new Map([...guardConfig.quotas].filter(([id]) => id === 'console')),
+      perDay: guardConfig.quotaPerDay,
+    },
+  );
 
   const upstreamTokens = createTokenManager({
     http,
@@ -137,9 +149,10 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const countersWhenDown = (mode: CounterStoreErrorMode) =>
     counterHealth ? createFallbackCounterStore({ shared: counters, mode, health: counterHealth, clock }) : counters;
   const guard = createCostGuard({
-    config: config.guard,
+    // The registry's quotas: a reload of the clients file reaches the guard's next charge.
+    config: { ...guardConfig, quotas: clients.quotas },
     timeoutMs: upstream.timeoutMs,
-    clients: [...config.clients.keys()],
+    clients: clients.ids(),
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: countersWhenDown('memory'),
     limiters: runtime.limiters,
@@ -154,7 +167,6 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/lookup-chain.ts).
   const { lookup, lookupCache } = createLookupChain(config, runtime, { upstreamTokens, guard, background });
-  const clients = createClientRegistry(config.clients);
   const loginHasher = createKeyedHasher({
     key: `login-throttle:${config.gatewayTokens.secret}`,
     syncHmac: runtime.syncHmac,
@@ -168,6 +180,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     secret: config.gatewayTokens.secret,
     previousSecrets: config.gatewayTokens.previousSecrets,
     ttlSeconds: config.gatewayTokens.ttlSeconds,
+    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
     clock,
   });
   const loginThrottle = createLoginThrottle({

@@ -98,6 +98,8 @@ export interface GatewayTokenOptions {
    * a client revokes its tokens at the next restart. A set lookup, cheap enough for the hit path.
    */
   isRegistered?: (clientId: string) => boolean;
+  /** A client's own token lifetime, when it has one (the clients file); else `ttlSeconds`. */
+  ttlOf?: (clientId: string) => number | undefined;
   /** The revocations every check consults (a set lookup on the hit path); absent: nothing is revoked. */
   revocations?: RevocationList;
 }
@@ -192,6 +194,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   return {
     async issue(clientId) {
       const issuedAt = clock();
+      const ttlSeconds = options.ttlOf?.(clientId) ?? options.ttlSeconds;
       const accessToken = await jwt.sign(
         {
           iss: ISSUER,
@@ -200,12 +203,12 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
           // RFC 7519's NumericDate may have a fraction: to the millisecond, so a client's cut-off (tokens issued
           // before an instant) falls between two tokens issued within one second.
           iat: issuedAt / 1000,
-          exp: Math.floor(issuedAt / 1000) + options.ttlSeconds,
+          exp: Math.floor(issuedAt / 1000) + ttlSeconds,
           jti: crypto.randomUUID(),
         },
         signingKey,
       );
-      return { accessToken, expiresInSeconds: options.ttlSeconds };
+      return { accessToken, expiresInSeconds: ttlSeconds };
     },
 
     peek(token, now = clock()) {

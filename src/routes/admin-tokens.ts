@@ -23,17 +23,17 @@ async function clientIdOf(body: () => Promise<unknown>): Promise<string> {
 }
 
 export function adminTokenRoutes(
-  services: Pick<Services, 'config' | 'gatewayTokens' | 'revocations' | 'logger' | 'clock'>,
+  services: Pick<Services, 'config' | 'clients' | 'gatewayTokens' | 'revocations' | 'logger' | 'clock'>,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const guard = [
     bearerAuth({ tokens: services.gatewayTokens }),
-    adminOnly(services.config.adminClients, "revoke a client's tokens"),
+    adminOnly(services.clients.isAdmin, "revoke a client's tokens"),
   ] as const;
 
   app.post('/admin/tokens/revoke-client', routeDocs.revokeClient, ...guard, async (c) => {
     const clientId = await clientIdOf(() => c.req.json());
-    const maxTtl = services.config.gatewayTokens.ttlSeconds;
+    const maxTtl = services.clients.maxTokenTtlSeconds(services.config.gatewayTokens.ttlSeconds);
     const { before, shared } = await revokeClientTokens(services, c.get('clientId'), clientId, maxTtl);
     if (!shared) {
       throw new GatewayError(

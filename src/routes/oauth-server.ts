@@ -79,7 +79,7 @@ export function oauthServerRoutes(
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
-  const revocationServices = { ...services, isAdmin: (id: string) => config.adminClients.has(id) };
+  const revocationServices = { ...services, isAdmin: services.clients.isAdmin };
   // Swagger UI's page only where this runtime serves it (Node; Workers answer 404 for /docs).
   const documented = config.docs.enabled && services.docsAssets !== undefined;
 

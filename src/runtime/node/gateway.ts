@@ -25,6 +25,7 @@ import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
 import { createRedisRevocations } from '../redis/revocations.js';
+import { loadClientsFile, watchClientsFile } from './clients-file.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { answerExpectContinue } from './expect-continue.js';
@@ -73,6 +74,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     config = parseConfig(demo.env);
   }
 
+  const { clientsFile } = config;
+  // Before anything is connected: a wrong file stops the start with one line naming the field.
+  const fileClients = clientsFile === undefined ? undefined : loadClientsFile(clientsFile);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -138,6 +142,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     limiters: redis ? createRedisLimiters({ client: redis.client, keyPrefix: config.redis.keyPrefix }) : undefined,
     lookupTier,
     revocations,
+    clients: fileClients,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
         ? createRedisTokenStore({
@@ -156,6 +161,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   });
   metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
   const app = createApp(services);
+  // Clients added to or removed from the file take effect without a restart (and on SIGHUP).
+  const clientsWatch =
+    clientsFile === undefined
+      ? undefined
+      : watchClientsFile({ path: clientsFile, registry: services.clients, logger, metrics: metrics.registry });
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const handler =
@@ -180,6 +190,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   } catch (err) {
     if (server.listening) server.close();
     revocations?.close();
+    clientsWatch?.close();
     await settledWithin(http.close?.(), 1000);
     await redis?.close();
     await demo?.close();
@@ -222,6 +233,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       await settledWithin(http.close?.(), deadline - Date.now());
       lookupTier?.close();
       revocations?.close();
+      clientsWatch?.close();
       await redis?.close();
       await demo?.close();
       return result;
