@@ -121,6 +121,7 @@ export async function createWorkerGateway(
       counters,
       limiters: counters && createWorkerLimiters(counters),
       revocations,
+      clients: settings.clients,
       lookupTier:
         settings.lookupCacheApi && edgeCache
           ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })

@@ -4,11 +4,13 @@ import * as z from 'zod/mini';
 import {
   ConfigError,
   parseConfig,
+  RESERVED_CLIENT_IDS,
   SETTING_NAMES,
   type Config,
   type ConfigProblem,
   type EnvSource,
 } from '../../config.js';
+import { readClientsFile, type ClientEntry } from '../../auth/clients-file.js';
 import { configErrorOf, flag, int, setting, settingsReader, text } from '../../settings-table.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
@@ -30,6 +32,8 @@ export const BINDINGS = {
   metrics: 'METRICS',
   revocations: 'REVOCATIONS',
   analytics: 'ANALYTICS',
+  /** The clients file's JSON as a secret (`wrangler secret put GATEWAY_CLIENTS_JSON < clients.json`). */
+  clients: 'GATEWAY_CLIENTS_JSON',
 } as const;
 
 export interface WorkerSettings {
@@ -51,6 +55,8 @@ export interface WorkerSettings {
   /** ...or sooner, once it has counted this many requests since its last push. */
   metricsPushMaxRequests: number;
   analytics: AnalyticsEngineDataset | undefined;
+  /** The clients of GATEWAY_CLIENTS_JSON; undefined: GATEWAY_CLIENTS and its companion variables. */
+  clients: ClientEntry[] | undefined;
   /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
   unknown: UnknownSetting[];
 }
@@ -97,6 +103,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     if (env[name] !== undefined && !isNamespace(env[name]))
       problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
+  const clients = clientsOf(strings, problems);
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
     problems.push({ variable: BINDINGS.analytics, problem: 'must be an Analytics Engine dataset binding' });
@@ -124,5 +131,19 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     metricsPushIntervalMs: own.metricsPushIntervalSeconds * 1000,
     metricsPushMaxRequests: own.metricsPushMaxRequests,
     analytics: analytics as AnalyticsEngineDataset | undefined,
+    clients,
   };
+}
+
+/** The clients of GATEWAY_CLIENTS_JSON (the clients file's format), its one problem named, or undefined when unset. */
+function clientsOf(strings: EnvSource, problems: ConfigProblem[]): ClientEntry[] | undefined {
+  const json = strings[BINDINGS.clients];
+  if (json === undefined || json === '') return undefined;
+  for (const variable of ['GATEWAY_CLIENTS', 'GATEWAY_ADMIN_CLIENTS'])
+    if (strings[variable])
+      problems.push({ variable, problem: `is set beside ${BINDINGS.clients}: give every client in the JSON alone` });
+  const read = readClientsFile(json, RESERVED_CLIENT_IDS);
+  if (read.ok) return read.clients;
+  problems.push({ variable: BINDINGS.clients, problem: read.problem });
+  return undefined;
 }
