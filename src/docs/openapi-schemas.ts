@@ -146,13 +146,29 @@ export function componentSchemas(): Record<string, Schema> {
     OAuthRevocationRequest: {
       type: 'object',
       description:
-        'RFC 7009 section 2.1, form-encoded. `client_id` and `client_secret` as at the token endpoint (`client_secret_post`), or HTTP Basic instead.',
+        'RFC 7009 and RFC 7662 section 2.1, form-encoded. `client_id` and `client_secret` as at the token endpoint (`client_secret_post`), or HTTP Basic instead.',
       required: ['token'],
       properties: {
-        token: { type: 'string', description: 'The gateway token to revoke.' },
+        token: { type: 'string', description: 'The gateway token to revoke or introspect.' },
         token_type_hint: { type: 'string', description: 'Read as a hint only: the gateway has access tokens alone.' },
         client_id: GRANT_FIELDS.client_id!,
         client_secret: GRANT_FIELDS.client_secret!,
+      },
+    },
+    Introspection: {
+      type: 'object',
+      description: 'RFC 7662 section 2.2: `active` alone when the token is not active.',
+      required: ['active'],
+      additionalProperties: false,
+      properties: {
+        active: { type: 'boolean' },
+        client_id: { type: 'string' },
+        sub: { type: 'string', description: 'The client id, as `client_id`.' },
+        scope: { const: GATEWAY_SCOPE },
+        token_type: { const: 'Bearer' },
+        exp: { type: 'integer' },
+        iat: { type: 'integer' },
+        jti: { type: 'string' },
       },
     },
     RevokeClientRequest: {
@@ -228,6 +244,15 @@ export function componentSchemas(): Record<string, Schema> {
           examples: ['https://callerid.example.com/oauth2/revoke'],
         },
         revocation_endpoint_auth_methods_supported: {
+          type: 'array',
+          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+        },
+        introspection_endpoint: {
+          type: 'string',
+          format: 'uri',
+          examples: ['https://callerid.example.com/oauth2/introspect'],
+        },
+        introspection_endpoint_auth_methods_supported: {
           type: 'array',
           items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
         },

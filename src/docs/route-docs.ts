@@ -239,6 +239,31 @@ export const routeDocs = {
     },
   }),
 
+  oauthIntrospect: route({
+    tags: ['Token'],
+    summary: 'Introspect a gateway token (RFC 7662)',
+    description:
+      'For admin clients (GATEWAY_ADMIN_CLIENTS, or `admin` in the clients file), authenticated as at `POST /oauth2/token`: whether a token is active ' +
+      '(ours, unexpired, unrevoked, its client registered) and whose it is, without the signing key.',
+    operationId: 'oauthIntrospect',
+    security: [{}, { clientBasic: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: ref('OAuthRevocationRequest') } },
+    },
+    responses: {
+      200: { description: 'RFC 7662 section 2.2.', headers: NO_STORE_HEADERS, content: json(ref('Introspection')) },
+      400: {
+        description:
+          '`invalid_request` (no `token`, not form-encoded), `unauthorized_client` (not an admin client), `invalid_client` for wrong form credentials.',
+        headers: NO_STORE_HEADERS,
+        content: json(ref('OAuthError')),
+      },
+      ...OAUTH_CLIENT_REFUSALS,
+      ...problemResponses('payload_too_large'),
+    },
+  }),
+
   oauthMetadata: route({
     tags: ['Token'],
     summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',

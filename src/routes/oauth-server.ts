@@ -1,5 +1,5 @@
 // The gateway's OAuth endpoints: POST /oauth2/token (RFC 6749's answer to the same grant as POST /token/login),
-// POST /oauth2/revoke (RFC 7009), their RFC 8414 metadata at /.well-known/oauth-authorization-server, so a new app
+// POST /oauth2/revoke (RFC 7009), POST /oauth2/introspect (RFC 7662), their RFC 8414 metadata at /.well-known/oauth-authorization-server, so a new app
 // logs in with a standard OAuth library, and the admin routes over gateway tokens.
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
@@ -11,6 +11,7 @@ import {
 } from '../auth/client-credentials-grant.js';
 import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE } from '../auth/endpoint-client-auth.js';
 import { OAUTH_REVOKE_PATH, revokeToken } from '../auth/token-revocation.js';
+import { introspectToken, OAUTH_INTROSPECT_PATH } from '../auth/token-introspection.js';
 import { adminTokenRoutes } from './admin-tokens.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../docs/docs-page.js';
@@ -93,6 +94,8 @@ export function oauthServerRoutes(
         token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
         revocation_endpoint: `${issuer}${OAUTH_REVOKE_PATH}`,
         revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        introspection_endpoint: `${issuer}${OAUTH_INTROSPECT_PATH}`,
+        introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
         scopes_supported: [GATEWAY_SCOPE],
         // REQUIRED by RFC 8414 section 2; there is no authorization endpoint, so no response type is supported.
         response_types_supported: [],
@@ -124,6 +127,12 @@ export function oauthServerRoutes(
       }
       return c.body(null, 200, NO_STORE);
     }),
+  );
+
+  app.post(OAUTH_INTROSPECT_PATH, routeDocs.oauthIntrospect, (c) =>
+    answering(c, async () =>
+      c.json(await introspectToken(revocationServices, grantRequestOf(c, services.addressOf)), 200, NO_STORE),
+    ),
   );
 
   app.route('/', adminTokenRoutes(services));

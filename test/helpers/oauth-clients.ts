@@ -128,4 +128,18 @@ export async function oauth4webapiRevoke(
   await oauth.processRevocationResponse(res);
 }
 
+/** oauth4webapi's RFC 7662 introspection of `token`, discovered from the base URL, as `clientId` (HTTP Basic). */
+export async function oauth4webapiIntrospect(
+  target: OAuthTarget,
+  clientId: string,
+  secret: string,
+  token: string,
+): Promise<oauth.IntrospectionResponse> {
+  const as = await oauth4webapiDiscover(target);
+  const client: oauth.Client = { client_id: clientId };
+  const auth = oauth.ClientSecretBasic(secret);
+  const res = await oauth.introspectionRequest(as, client, auth, token, oauthOptions(target));
+  return oauth.processIntrospectionResponse(as, client, res);
+}
+
 export { oauth, openid };

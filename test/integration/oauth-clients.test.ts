@@ -26,6 +26,8 @@ describe('standard OAuth 2.0 clients against the gateway', () => {
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint: `${stack.gateway.url}/oauth2/revoke`,
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint: `${stack.gateway.url}/oauth2/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['SEARCH_contacts_watch'],
       response_types_supported: [],
       service_documentation: `${stack.gateway.url}/docs`,

@@ -1,13 +1,14 @@
-// Revoking gateway tokens in one process (no shared store) over a real socket: RFC 7009 at POST /oauth2/revoke
-// through oauth4webapi's own revocation call, advertised in the metadata; a client revokes its own tokens, an admin
-// client any; the revoked token is refused at once on every route, the search's remembered tokens included; an
-// admin revokes every token issued to a client so far.
+// Revoking and introspecting gateway tokens in one process (no shared store) over a real socket: RFC 7009 at POST
+// /oauth2/revoke through oauth4webapi's own revocation call, advertised in the metadata; a client revokes its own
+// tokens, an admin client any; the revoked token is refused at once on every route, the search's remembered tokens
+// included; an admin revokes every token issued to a client so far; RFC 7662 at POST /oauth2/introspect through
+// oauth4webapi's introspection call, for admin clients only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/pbx.js';
 import * as clients from '../helpers/oauth-clients.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
-describe('token revocation in one process', () => {
+describe('token revocation and introspection in one process', () => {
   let stack: Stack;
   let target: clients.OAuthTarget;
   const revoke = (token: string, authorization: string) =>
@@ -106,5 +107,37 @@ describe('token revocation in one process', () => {
     expect([await searchStatus(first), await searchStatus(second)]).toEqual([401, 401]);
     expect(await searchStatus(await stack.login('pbx'))).toBe(200);
     expect(await searchStatus(admin)).toBe(200);
+  });
+
+  it("answers an admin client's tokenIntrospection call: active with the client, scope and times", async () => {
+    const token = await stack.login('crm');
+    const answer = await clients.oauth4webapiIntrospect(target, 'ops', CLIENTS.ops, token);
+    expect(answer).toEqual({
+      active: true,
+      client_id: 'crm',
+      sub: 'crm',
+      scope: 'SEARCH_contacts_watch',
+      token_type: 'Bearer',
+      exp: expect.any(Number),
+      iat: expect.any(Number),
+      jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(answer.exp! - answer.iat!).toBe(90000);
+  });
+
+  it('finds a revoked or made-up token inactive, saying nothing more', async () => {
+    const token = await stack.login('crm');
+    await clients.oauth4webapiRevoke(target, 'crm', CLIENTS.crm, token);
+    expect(await clients.oauth4webapiIntrospect(target, 'ops', CLIENTS.ops, token)).toEqual({ active: false });
+    expect(await clients.oauth4webapiIntrospect(target, 'ops', CLIENTS.ops, 'not-a-token')).toEqual({ active: false });
+  });
+
+  it('refuses a client that is not an admin, and wrong credentials, as OAuth errors', async () => {
+    const token = await stack.login('crm');
+    const notAdmin = await clients.oauth4webapiIntrospect(target, 'crm', CLIENTS.crm, token).catch((e: unknown) => e);
+    expect(notAdmin).toBeInstanceOf(clients.oauth.ResponseBodyError);
+    expect(notAdmin).toMatchObject({ status: 400, error: 'unauthorized_client' });
+    const wrong = await clients.oauth4webapiIntrospect(target, 'ops', 'wrong', token).catch((e: unknown) => e);
+    expect(wrong).toMatchObject({ status: 401 });
   });
 });
