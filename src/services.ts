@@ -114,14 +114,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   if (!config.gatewayTokens.secret) throw new Error('GATEWAY_TOKEN_SECRET is missing');
   const { clock, logger, telemetry, http } = runtime;
   const { guard: guardConfig } = config;
-  const clients = new ClientRegistry(
-    runtime.clients ?? clientEntriesOf(config.clients, config.adminClients, guardConfig.quotas),
-    clock,
-    {
-      fixed: new Map([...guardConfig.quotas].filter(([id]) => id === 'console')),
-      perDay: guardConfig.quotaPerDay,
-    },
-  );
+  const clients = clientRegistryOf(config, runtime.clients, clock);
 
   const upstreamTokens = createTokenManager({
     http,
@@ -258,6 +251,15 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     guard,
     background,
   };
+}
+
+/** The clients the runtime read (the clients file), else those of GATEWAY_CLIENTS and its companions. */
+function clientRegistryOf(config: Config, fromFile: readonly ClientEntry[] | undefined, clock: Clock): ClientRegistry {
+  const { quotas, quotaPerDay } = config.guard;
+  return new ClientRegistry(fromFile ?? clientEntriesOf(config.clients, config.adminClients, quotas), clock, {
+    fixed: new Map([...quotas].filter(([id]) => id === 'console')),
+    perDay: quotaPerDay,
+  });
 }
 
 function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {

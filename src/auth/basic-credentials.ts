@@ -27,7 +27,7 @@ export type BasicVerdict =
   | { refused: 'throttled'; retryAfterSeconds: number; headers: Record<string, string> };
 
 /** A client's id and secret as sent, or `malformed` for a Basic header that names no readable pair. */
-export type BasicPair = { id: string; secret: string } | 'malformed';
+type BasicPair = { id: string; secret: string } | 'malformed';
 
 /** What checking a client's secret needs: the registry, the failed-login throttle and the log of failures. */
 export interface CredentialServices {

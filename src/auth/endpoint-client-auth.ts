@@ -13,7 +13,7 @@ export const TOKEN_ENDPOINT_CHALLENGE = 'Basic realm="callerid-gateway", charset
  * `temporarily_unavailable` (section 4.1.2.1's, registered for the authorization endpoint) stands for the
  * failed-login throttle, which section 5.2 has no code for.
  */
-export type OAuthErrorCode =
+type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
   | 'unauthorized_client'
@@ -50,7 +50,7 @@ export interface OAuthRequest {
 export type EndpointClientServices = CredentialServices & { loginThrottle: LoginThrottle };
 
 /** A request's form, each field at most once. */
-export interface OAuthForm {
+interface OAuthForm {
   has(name: string): boolean;
   /** The field's value, '' when absent; a field given twice is refused (RFC 6749 section 3.2). */
   field(name: string): string;

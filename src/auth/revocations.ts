@@ -21,7 +21,7 @@ export type Revocation =
     };
 
 /** What a revocation is checked against: the claims of a verified token. */
-export interface RevocableToken {
+interface RevocableToken {
   jti: string;
   clientId: string;
   /** `iat`, milliseconds since the epoch. */
@@ -65,7 +65,7 @@ export class RevocationList {
 }
 
 /** How far a revocation reaches: `process` (no shared store), `deployment` (Redis or the Durable Object). */
-export type RevocationReach = 'process' | 'deployment';
+type RevocationReach = 'process' | 'deployment';
 
 /** The deployment's revocations: the list this process checks, fed by the shared store where there is one. */
 export interface Revocations {

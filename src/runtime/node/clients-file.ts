@@ -30,13 +30,13 @@ export function loadClientsFile(path: string): ClientEntry[] {
   return read.clients;
 }
 
-export interface ClientsFileWatch {
+interface ClientsFileWatch {
   /** Reads the file again now (what SIGHUP does). */
   reload(): void;
   close(): void;
 }
 
-export interface ClientsFileWatchOptions {
+interface ClientsFileWatchOptions {
   path: string;
   registry: ClientRegistry;
   logger: Logger;

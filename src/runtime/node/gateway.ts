@@ -24,7 +24,7 @@ import { createNodeRedis } from '../redis/client.js';
 import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
-import { createRedisRevocations } from '../redis/revocations.js';
+import { startRedisRevocations } from '../redis/revocations.js';
 import { loadClientsFile, watchClientsFile } from './clients-file.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
@@ -109,16 +109,12 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       : undefined;
   await lookupTier?.ready(2000);
   // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
-  const revocations = redis
-    ? createRedisRevocations({
-        client: redis.client,
-        subscriber: redis.duplicate({ autoResubscribe: false }),
-        keyPrefix: config.redis.keyPrefix,
-        clock,
-        logger,
-      })
-    : undefined;
-  await revocations?.ready(2000);
+  const revocations = await startRedisRevocations(redis, {
+    keyPrefix: config.redis.keyPrefix,
+    clock,
+    logger,
+    readyMs: 2000,
+  });
   const services = await createServices(config, {
     http,
     clock,

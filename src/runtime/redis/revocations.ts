@@ -8,7 +8,7 @@ import type { Logger } from '../../observability/logger.js';
 import { RevocationList, type Revocation, type Revocations } from '../../auth/revocations.js';
 import type { RedisClient } from './client.js';
 
-export interface RedisRevocationsOptions {
+interface RedisRevocationsOptions {
   /** A client without an offline queue and with a command timeout (client.ts). */
   client: RedisClient;
   /** A second connection for SUBSCRIBE (a subscribed connection can send nothing else); without auto-resubscribe. */
@@ -21,7 +21,7 @@ export interface RedisRevocationsOptions {
   syncIntervalMs?: number;
 }
 
-export interface RedisRevocations extends Revocations {
+interface RedisRevocations extends Revocations {
   /** Resolves true once the denylist is loaded and the subscriber listens, false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean>;
   close(): void;
@@ -40,7 +40,7 @@ const ID = /^[A-Za-z0-9._-]{1,64}$/;
 const JTI = /^[A-Za-z0-9-]{1,64}$/;
 
 /** A revocation as the denylist and the channel carry it; anything else (not ours, malformed) is undefined. */
-export function parseRevocation(text: string): Revocation | undefined {
+function parseRevocation(text: string): Revocation | undefined {
   let v: Partial<Record<string, unknown>>;
   try {
     v = JSON.parse(text) as Partial<Record<string, unknown>>;
@@ -63,7 +63,22 @@ const memberOf = (r: Revocation): string =>
       : { kind: r.kind, clientId: r.clientId, before: r.before, until: r.until },
   );
 
-export function createRedisRevocations(options: RedisRevocationsOptions): RedisRevocations {
+/** The replica's revocations through `redis`, loaded before it answers (at most `readyMs`); undefined without Redis. */
+export async function startRedisRevocations(
+  redis: { client: RedisClient; duplicate(overrides: { autoResubscribe: boolean }): RedisClient } | undefined,
+  options: Omit<RedisRevocationsOptions, 'client' | 'subscriber'> & { readyMs: number },
+): Promise<RedisRevocations | undefined> {
+  if (redis === undefined) return undefined;
+  const revocations = createRedisRevocations({
+    ...options,
+    client: redis.client,
+    subscriber: redis.duplicate({ autoResubscribe: false }),
+  });
+  await revocations.ready(options.readyMs);
+  return revocations;
+}
+
+function createRedisRevocations(options: RedisRevocationsOptions): RedisRevocations {
   const { client, subscriber, clock, logger } = options;
   const key = `${options.keyPrefix}:revoked`;
   const channel = `${options.keyPrefix}:revocations`;

@@ -20,7 +20,7 @@ import { createRequestScopes } from './request-scope.js';
 import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
-import { createWorkerRevocations } from './revocations.js';
+import { workerRevocationsOf } from './revocations.js';
 import type { ExecutionContext } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
 import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js';
@@ -96,9 +96,7 @@ export async function createWorkerGateway(
   const counters = settings.counterObjects
     ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
     : undefined;
-  const revocations = settings.revocationObjects
-    ? createWorkerRevocations({ namespace: settings.revocationObjects, timeoutMs, clock: systemClock, logger })
-    : undefined;
+  const revocations = workerRevocationsOf(settings, logger);
   const services = await createServices(
     { ...config, metrics: { ...config.metrics, token: metricsToken } },
     {

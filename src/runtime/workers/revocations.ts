@@ -1,14 +1,15 @@
 // Revoked gateway tokens on Workers: each isolate checks its in-memory list (no round trip per request) and, before
 // serving a request, asks the deployment's RevocationObject for what changed once its copy is older than
 // `freshMs`, so an isolate refuses a token revoked anywhere within that bound plus one object round trip.
-import type { Clock } from '../../clock.js';
+import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../observability/logger.js';
 import { RevocationList, type Revocations } from '../../auth/revocations.js';
 import type { DurableObjectNamespace, RevocationObjectRpc } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
 import { REVOCATION_OBJECT } from './durable-objects/revocations.js';
+import type { WorkerSettings } from './settings.js';
 
-export interface WorkerRevocationsOptions {
+interface WorkerRevocationsOptions {
   namespace: DurableObjectNamespace<RevocationObjectRpc>;
   /** DURABLE_OBJECT_TIMEOUT_MS. */
   timeoutMs: number;
@@ -18,12 +19,22 @@ export interface WorkerRevocationsOptions {
   freshMs?: number;
 }
 
-export interface WorkerRevocations extends Revocations {
+interface WorkerRevocations extends Revocations {
   /** Brings the isolate's copy up to date when it is older than `freshMs`; never throws. */
   sync(): Promise<void>;
 }
 
-export function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevocations {
+/** The isolate's revocations when the REVOCATIONS binding is there; else undefined (revocations hold per isolate). */
+export function workerRevocationsOf(
+  settings: Pick<WorkerSettings, 'revocationObjects' | 'durableObjectTimeoutMs'>,
+  logger: Logger,
+): WorkerRevocations | undefined {
+  const namespace = settings.revocationObjects;
+  if (namespace === undefined) return undefined;
+  return createWorkerRevocations({ namespace, timeoutMs: settings.durableObjectTimeoutMs, clock: systemClock, logger });
+}
+
+function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevocations {
   const { namespace, timeoutMs, clock, logger } = options;
   const freshMs = options.freshMs ?? 500;
   const list = new RevocationList();
