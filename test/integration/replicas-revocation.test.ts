@@ -116,3 +116,28 @@ describe.skipIf(!hasRedisServer)('revocation across replicas sharing Redis', () 
     }
   });
 });
+
+describe.skipIf(!hasRedisServer)('revocation while Redis is away', () => {
+  it('answers 503 with Retry-After, and this replica refuses the token all the same', async () => {
+    const redis = await startOwnRedis();
+    const deployment = await startReplicas(1, { env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `${PREFIX}-away` } });
+    try {
+      const [a] = deployment.replicas as [Replica];
+      const token = await a.login('crm');
+      expect(await searchStatus(a.gateway.url, token)).toBe(200);
+      await redis.stop();
+      const res = await fetch(`${a.gateway.url}/oauth2/revoke`, {
+        method: 'POST',
+        headers: { authorization: basicAuth('crm', CLIENTS.crm), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toMatchObject({ error: 'temporarily_unavailable' });
+      expect(await searchStatus(a.gateway.url, token)).toBe(401);
+    } finally {
+      await deployment.close();
+      await redis.stop().catch(() => {});
+    }
+  });
+});
