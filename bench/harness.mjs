@@ -128,6 +128,7 @@ export function benchGatewayEnv(simulatorUrl) {
     GATEWAY_ADMIN_CLIENTS: 'bench',
     DEFAULT_REGION: 'GB',
     NODE_ENV: 'production',
+    PUBLIC_BASE_URL: 'https://callerid.example.com',
     // One client drives all the load: its per-minute rate (default 600) would turn the run into 429s.
     CLIENT_RATE_PER_MINUTE: '10000000',
     // /metrics beside the API, where the replicas bench reads it (the default 9464 would be one port for all).

@@ -246,7 +246,7 @@ function tracingConfigOf(t: SettingValues<typeof TRACING_SETTINGS>, problems: Co
 const SETTINGS = {
   port: setting('PORT', int(0, 65535, 8080)),
   host: setting('HOST', textOr('0.0.0.0')),
-  /** The base URL clients reach the gateway at (the OAuth issuer); undefined: the origin each request came to. */
+  /** The base URL clients reach the gateway at (the OAuth issuer); undefined (development only): each request's origin. */
   publicBaseUrl: setting('PUBLIC_BASE_URL', z.optional(baseUrl)),
   /** The upstream's addresses and credentials: all four, or none (demo mode, Node only). */
   upstream: {
@@ -272,6 +272,8 @@ const SETTINGS = {
   },
   /** Client id to lowercase hex SHA-256 of its secret. */
   clients: setting('GATEWAY_CLIENTS', clientList),
+  /** Path of the clients file (JSON, config/clients-file.schema.json) on Node, read by the runtime; instead of GATEWAY_CLIENTS. */
+  clientsFile: setting('GATEWAY_CLIENTS_FILE', optionalText),
   adminClients: setting(
     'GATEWAY_ADMIN_CLIENTS',
     z.pipe(
@@ -547,6 +549,11 @@ function redisConnectionOf(r: RedisSettings, problems: ConfigProblem[]): RedisCo
 export interface ParseOptions {
   /** The four UPSTREAM_* variables (and so the gateway's own token secret and clients) must be set. */
   upstreamRequired?: boolean;
+  /**
+   * Why PUBLIC_BASE_URL is required (`NODE_ENV=production` on Node, always on Workers), when it is: the issuer of
+   * the OAuth metadata must not come from the request.
+   */
+  publicBaseUrlRequiredBy?: string;
 }
 
 const UPSTREAM_VARS = ['UPSTREAM_AUTH_URL', 'UPSTREAM_BASE_URL', 'UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET'];
@@ -576,10 +583,33 @@ function missingSettings(has: (name: string) => boolean, options: ParseOptions):
         variable: 'GATEWAY_TOKEN_SECRET',
         problem: 'is required (at least 32 bytes) when an upstream is configured',
       });
-    if (!has('GATEWAY_CLIENTS'))
-      problems.push({ variable: 'GATEWAY_CLIENTS', problem: 'must list at least one internal client (id:sha256hex)' });
+    if (options.publicBaseUrlRequiredBy !== undefined && !has('PUBLIC_BASE_URL'))
+      problems.push({
+        variable: 'PUBLIC_BASE_URL',
+        problem: `is required ${options.publicBaseUrlRequiredBy}: the base URL clients reach the gateway at, its OAuth issuer (e.g. https://callerid.example.com)`,
+      });
+    if (!has('GATEWAY_CLIENTS') && !has('GATEWAY_CLIENTS_FILE') && !has('GATEWAY_CLIENTS_JSON'))
+      problems.push({
+        variable: 'GATEWAY_CLIENTS',
+        problem: 'must list at least one internal client (id:sha256hex), or set GATEWAY_CLIENTS_FILE',
+      });
   }
   return problems;
+}
+
+/** The clients come from one place: the file, or GATEWAY_CLIENTS and GATEWAY_ADMIN_CLIENTS. */
+function clientSourceConflicts(v: SettingValues<typeof SETTINGS>): ConfigProblem[] {
+  if (v.clientsFile === undefined) return [];
+  const also = (
+    [
+      ['GATEWAY_CLIENTS', v.clients.size > 0],
+      ['GATEWAY_ADMIN_CLIENTS', v.adminClients.size > 0],
+    ] as const
+  ).filter(([, set]) => set);
+  return also.map(([variable]) => ({
+    variable,
+    problem: 'is set beside GATEWAY_CLIENTS_FILE: give every client and its admin flag in the file alone',
+  }));
 }
 
 /** Validates `env`; throws a {@link ConfigError} naming every wrong, missing or retired variable at once. */
@@ -603,6 +633,9 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     UPSTREAM_CLIENT_ID: u.clientId,
     UPSTREAM_CLIENT_SECRET: u.clientSecret,
     GATEWAY_TOKEN_SECRET: v.gatewayTokens.secret,
+    PUBLIC_BASE_URL: v.publicBaseUrl,
+    GATEWAY_CLIENTS_FILE: v.clientsFile,
+    GATEWAY_CLIENTS_JSON: env.GATEWAY_CLIENTS_JSON || undefined,
   };
   const problems: ConfigProblem[] = missingSettings(
     (name) => (name === 'GATEWAY_CLIENTS' ? v.clients.size > 0 : values[name] !== undefined),
@@ -625,6 +658,7 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
       });
     }
   }
+  problems.push(...clientSourceConflicts(v));
   const unknownQuota = [...v.guard.quotas.keys()].find((id) => id !== 'console' && !v.clients.has(id));
   if (unknownQuota !== undefined && v.clients.size > 0) {
     problems.push({

@@ -4,8 +4,10 @@ import type { LookupCache } from './lookup/lookup-cache.js';
 import type { LookupService } from './lookup/lookup-service.js';
 import { createLookupChain } from './lookup-chain.js';
 import { createBasicCredentials } from './auth/basic-credentials.js';
-import { createClientRegistry, type ClientRegistry } from './auth/client-registry.js';
+import { ClientRegistry, clientEntriesOf } from './auth/client-registry.js';
+import type { ClientEntry } from './auth/clients-file.js';
 import { createGatewayTokens, type GatewayTokens } from './auth/gateway-tokens.js';
+import { processRevocations, type Revocations } from './auth/revocations.js';
 import { hs256Jwt } from './hs256-jwt.js';
 import { createLoginThrottle, type LoginThrottle } from './limits/login-throttle.js';
 import type { Clock } from './clock.js';
@@ -57,6 +59,10 @@ export interface RuntimeDeps {
   counters?: CounterStore;
   /** The rate limits' store (rate-limiter-flexible): RateLimiterRedis, or the Durable Object store on Workers. */
   limiters?: SharedLimiters;
+  /** The clients as the runtime read them (the clients file). Absent: GATEWAY_CLIENTS and its companion variables. */
+  clients?: readonly ClientEntry[];
+  /** Revoked gateway tokens for the deployment (Redis, the Durable Object). Absent: revocations hold in this process. */
+  revocations?: Revocations;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
   background?: RunInBackground;
   /** Called with every finished request after it was recorded (Workers: one Analytics Engine data point). */
@@ -80,6 +86,8 @@ export interface Services {
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
+  /** Revoked gateway tokens (POST /oauth2/revoke, /admin/tokens/revoke-client), checked by `gatewayTokens`. */
+  revocations: Revocations;
   /** Failed logins per client id and address, and per address (LOGIN_FAILURES_*). */
   loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
@@ -108,26 +116,29 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   if (!upstream) throw new Error('no upstream configured: the runtime must start demo mode or refuse to start');
   if (!config.gatewayTokens.secret) throw new Error('GATEWAY_TOKEN_SECRET is missing');
   const { clock, logger, telemetry } = runtime;
+  const clients = clientRegistryOf(config, runtime.clients, clock);
 
   const upstreamTokens = createUpstreamTokens(config, upstream, runtime);
   const background = runtime.background ?? inProcess;
   const shared = sharedCounters(runtime);
   const { counters, counterHealth } = shared;
-  const guard = createGuard(config, upstream, runtime, shared, background);
+  const guard = createGuard(config, upstream, runtime, shared, background, clients);
   // One search, in order: the local LRU, the shared tier, the cost guard, the upstream (src/lookup-chain.ts).
   const { lookup, lookupCache } = createLookupChain(config, runtime, { upstreamTokens, guard, background });
-  const clients = createClientRegistry(config.clients);
   const loginHasher = createKeyedHasher({
     key: `login-throttle:${config.gatewayTokens.secret}`,
     syncHmac: runtime.syncHmac,
     memoSize: 10_000,
   });
+  const revocations = runtime.revocations ?? processRevocations(clock);
   const gatewayTokens = await createGatewayTokens({
     jwt: hs256Jwt,
     isRegistered: clients.has,
+    revocations: revocations.list,
     secret: config.gatewayTokens.secret,
     previousSecrets: config.gatewayTokens.previousSecrets,
     ttlSeconds: config.gatewayTokens.ttlSeconds,
+    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
     clock,
   });
   const loginThrottle = createLoginThrottle({
@@ -144,9 +155,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const authenticateClient = createClientAuthenticator({
     tokens: gatewayTokens,
     // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
-    basic: createBasicCredentials({ clients, throttle: loginThrottle, clock }),
-    logger,
-    isRegistered: clients.has,
+    basic: createBasicCredentials({ clients, loginThrottle, logger, clock }),
   });
   const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
@@ -198,6 +207,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     consoleLimiter,
     clients,
     gatewayTokens,
+    revocations,
     loginThrottle,
     authenticateClient,
     normalizer,
@@ -211,6 +221,15 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     guard,
     background,
   };
+}
+
+/** The clients the runtime read (the clients file), else those of GATEWAY_CLIENTS and its companions. */
+function clientRegistryOf(config: Config, fromFile: readonly ClientEntry[] | undefined, clock: Clock): ClientRegistry {
+  const { quotas, quotaPerDay } = config.guard;
+  return new ClientRegistry(fromFile ?? clientEntriesOf(config.clients, config.adminClients, quotas), clock, {
+    fixed: new Map([...quotas].filter(([id]) => id === 'console')),
+    perDay: quotaPerDay,
+  });
 }
 
 function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {
@@ -270,11 +289,13 @@ function createGuard(
   runtime: RuntimeDeps,
   shared: SharedCounters,
   background: RunInBackground,
+  clients: ClientRegistry,
 ): CostGuard {
   return createCostGuard({
-    config: config.guard,
+    // The registry's quotas: a reload of the clients file reaches the guard's next charge.
+    config: { ...config.guard, quotas: clients.quotas },
     timeoutMs: upstream.timeoutMs,
-    clients: [...config.clients.keys()],
+    clients: clients.ids(),
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: shared.whenDown('memory'),
     limiters: runtime.limiters,

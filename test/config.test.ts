@@ -14,6 +14,8 @@ const full = {
   GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
   GATEWAY_CLIENTS: `crm:${'a'.repeat(64)},pbx:${'B'.repeat(64)}`,
 };
+/** What a Worker needs besides: its issuer, which it never takes from a request. */
+const workerFull = { ...full, PUBLIC_BASE_URL: 'https://callerid.example.com' };
 
 function errorOf(env: Record<string, string>): ConfigError {
   try {
@@ -356,12 +358,16 @@ describe('names the gateway no longer reads', () => {
   });
 
   it('stops the Worker the same way, from its bindings', () => {
-    expect(() => readWorkerSettings({ ...full, CACHE_SHARED_FILL_WAIT_MS: '0' })).toThrow(
+    expect(() => readWorkerSettings({ ...workerFull, CACHE_SHARED_FILL_WAIT_MS: '0' })).toThrow(
       new ConfigError(
         'CACHE_SHARED_FILL_WAIT_MS',
         "is no longer read: a miss waits up to UPSTREAM_TIMEOUT_MS for another replica's fill",
       ),
     );
+  });
+
+  it('refuses a Worker without PUBLIC_BASE_URL, naming it', () => {
+    expect(() => readWorkerSettings(full)).toThrow(/^configuration error: PUBLIC_BASE_URL: is required on Workers/);
   });
 
   it('never retires a name that is still read', () => {
@@ -371,15 +377,17 @@ describe('names the gateway no longer reads', () => {
 
 describe("the Worker's own settings", () => {
   it('reads them from the same kind of table, with their defaults', () => {
-    const w = readWorkerSettings(full);
+    const w = readWorkerSettings(workerFull);
     expect([w.durableObjectTimeoutMs, w.lookupCacheHost, w.lookupCacheApi]).toEqual([1000, undefined, true]);
     expect(w.config.sharedStoreTimeoutMs).toBe(1000);
-    const set = readWorkerSettings({ ...full, LOOKUP_CACHE_API: 'off', LOOKUP_CACHE_HOST: 'gw.example.com' });
+    const set = readWorkerSettings({ ...workerFull, LOOKUP_CACHE_API: 'off', LOOKUP_CACHE_HOST: 'gw.example.com' });
     expect([set.lookupCacheApi, set.lookupCacheHost]).toEqual([false, 'gw.example.com']);
   });
 
   it('names every wrong one at once, one line each', () => {
-    expect(() => readWorkerSettings({ ...full, DURABLE_OBJECT_TIMEOUT_MS: '10', LOOKUP_CACHE_API: 'maybe' })).toThrow(
+    expect(() =>
+      readWorkerSettings({ ...workerFull, DURABLE_OBJECT_TIMEOUT_MS: '10', LOOKUP_CACHE_API: 'maybe' }),
+    ).toThrow(
       [
         'configuration error: DURABLE_OBJECT_TIMEOUT_MS: must be a whole number from 50 to 30000',
         'configuration error: LOOKUP_CACHE_API: must be one of on, off',

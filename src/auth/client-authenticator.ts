@@ -1,10 +1,8 @@
 // Who a request is for, from its Authorization field: a registered client's gateway token (Bearer), or its id and
 // secret as HTTP Basic credentials (a dialplan cannot log in first). A refusal is a GatewayError to answer with.
 import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { BASIC, type BasicCredentials } from './basic-credentials.js';
+import { isBasicScheme, type BasicCredentials } from './basic-credentials.js';
 import { bearerToken, isBearerScheme, type GatewayTokens } from './gateway-tokens.js';
-import { logLoginFailed } from './login-failure.js';
 
 export type ClientAuthResult = { clientId: string } | { refused: GatewayError };
 
@@ -19,10 +17,8 @@ export type ClientAuthenticator = (
 
 export interface ClientAuthOptions {
   tokens: GatewayTokens;
+  /** Checks, counts and logs Basic credentials as the token endpoints do. */
   basic: BasicCredentials;
-  /** Failed Basic logins are logged as failed form logins are. */
-  logger: Logger;
-  isRegistered: (clientId: string) => boolean;
 }
 
 /** Both schemes are offered: a client without credentials learns it may use either. */
@@ -50,9 +46,9 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
         'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',
       );
     if (isBearerScheme(header)) return verifyBearer(tokens, header);
-    const encoded = BASIC.exec(header);
-    if (!encoded) return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
-    const verdict = await basic.verify(encoded[1]!, addressOf());
+    if (!isBasicScheme(header))
+      return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
+    const verdict = await basic.verify(header, addressOf());
     if ('clientId' in verdict) return verdict;
     if (verdict.refused === 'throttled') {
       const seconds = String(verdict.retryAfterSeconds);
@@ -62,7 +58,6 @@ export function createClientAuthenticator(options: ClientAuthOptions): ClientAut
         }),
       };
     }
-    logLoginFailed(options.logger, options.isRegistered, verdict.claimedId, 'basic');
     return unauthorized('Unknown client or wrong secret.');
   };
 }

@@ -1,10 +1,8 @@
-// The internal clients allowed to obtain gateway tokens, stored as SHA-256 digests of their secrets.
-
-export interface ClientRegistry {
-  /** True when `secret` is the registered secret of `clientId`; takes the same time for unknown ids. */
-  authenticate(clientId: string, secret: string): Promise<boolean>;
-  has(clientId: string): boolean;
-}
+// The internal clients allowed to obtain gateway tokens: SHA-256 digests of their secrets (several during a
+// rotation, each until its `not_after`), admin or not, quota and token lifetime. Replaced whole when the clients
+// file is read again; a client no longer listed is refused at once, its tokens with it.
+import type { Clock } from '../clock.js';
+import type { ClientEntry } from './clients-file.js';
 
 const encoder = new TextEncoder();
 
@@ -25,15 +23,106 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 const UNKNOWN_CLIENT_DIGEST = '0'.repeat(64);
 
-export function createClientRegistry(clients: ReadonlyMap<string, string>): ClientRegistry {
-  return {
-    async authenticate(clientId, secret) {
-      const expected = clients.get(clientId);
-      const actual = await sha256Hex(secret);
-      const match = constantTimeEqual(actual, expected ?? UNKNOWN_CLIENT_DIGEST);
-      return match && expected !== undefined;
+/** The earliest `notAfter` still ahead of `now`, or Infinity. */
+function nextRetirement(entries: ReadonlyMap<string, ClientEntry>, now: number): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const entry of entries.values())
+    for (const s of entry.secrets) if (s.notAfter !== undefined && s.notAfter > now) next = Math.min(next, s.notAfter);
+  return next;
+}
+
+// A class: the registry's one piece of state (the entries and their version) is replaced as a whole.
+export class ClientRegistry {
+  private entries: ReadonlyMap<string, ClientEntry>;
+  private version = 0;
+  private retiresAt: number;
+  /**
+   * Daily upstream quotas by caller, kept up to date in place for the cost guard: the fixed ones (the console's),
+   * then each client's own or the default, so a client added by a reload is held to a quota too.
+   */
+  readonly quotas: Map<string, number>;
+
+  constructor(
+    entries: readonly ClientEntry[],
+    private readonly clock: Clock,
+    private readonly quotaDefaults: { fixed: ReadonlyMap<string, number>; perDay: number | undefined } = {
+      fixed: new Map(),
+      perDay: undefined,
     },
-    // The map's own method: checked on every hit, where a wrapper would be one more call.
-    has: clients.has.bind(clients),
-  };
+  ) {
+    this.quotas = new Map(quotaDefaults.fixed);
+    this.entries = new Map();
+    this.retiresAt = Number.POSITIVE_INFINITY;
+    this.replace(entries);
+  }
+
+  /** Every client from now on is one of `entries`; tokens and remembered credentials of others stop working. */
+  replace(entries: readonly ClientEntry[]): void {
+    this.entries = new Map(entries.map((e) => [e.id, e]));
+    this.retiresAt = nextRetirement(this.entries, this.clock());
+    this.version++;
+    for (const id of this.quotas.keys()) if (!this.quotaDefaults.fixed.has(id)) this.quotas.delete(id);
+    for (const e of entries) {
+      const quota = e.upstreamQuotaPerDay ?? this.quotaDefaults.perDay;
+      if (quota !== undefined) this.quotas.set(e.id, quota);
+    }
+  }
+
+  /** True when `secret` is an accepted secret of `clientId` now; takes the same time for unknown ids. */
+  async authenticate(clientId: string, secret: string): Promise<boolean> {
+    const entry = this.entries.get(clientId);
+    const actual = await sha256Hex(secret);
+    const now = this.clock();
+    let match = false;
+    for (const s of entry?.secrets ?? [{ sha256: UNKNOWN_CLIENT_DIGEST }]) {
+      const current = s.notAfter === undefined || now < s.notAfter;
+      match = constantTimeEqual(actual, s.sha256) && current && entry !== undefined ? true : match;
+    }
+    return match;
+  }
+
+  /** Whether `clientId` is registered: a map lookup, checked on every hit. */
+  readonly has = (clientId: string): boolean => this.entries.has(clientId);
+
+  readonly isAdmin = (clientId: string): boolean => this.entries.get(clientId)?.admin === true;
+
+  /** Lifetime of tokens issued to `clientId`, when the client names one. */
+  tokenTtlSeconds(clientId: string): number | undefined {
+    return this.entries.get(clientId)?.tokenTtlSeconds;
+  }
+
+  ids(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** The longest lifetime any client's tokens have: how long a client's cut-off must be kept. */
+  maxTokenTtlSeconds(defaultTtl: number): number {
+    let max = defaultTtl;
+    for (const e of this.entries.values()) max = Math.max(max, e.tokenTtlSeconds ?? 0);
+    return max;
+  }
+
+  /** Changes whenever the accepted secrets change (a reload, a `not_after` passing), so what was found right is checked again. */
+  generation(): number {
+    const now = this.clock();
+    if (now >= this.retiresAt) {
+      this.retiresAt = nextRetirement(this.entries, now);
+      this.version++;
+    }
+    return this.version;
+  }
+}
+
+/** The clients of GATEWAY_CLIENTS, GATEWAY_ADMIN_CLIENTS and CLIENT_UPSTREAM_QUOTAS, for small set-ups. */
+export function clientEntriesOf(
+  clients: ReadonlyMap<string, string>,
+  admins: ReadonlySet<string>,
+  quotas: ReadonlyMap<string, number>,
+): ClientEntry[] {
+  return [...clients].map(([id, sha256]) => ({
+    id,
+    secrets: [{ sha256 }],
+    admin: admins.has(id),
+    ...(quotas.has(id) ? { upstreamQuotaPerDay: quotas.get(id)! } : {}),
+  }));
 }

@@ -3,6 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { sha256Hex } from './client-registry.js';
+import type { RevocationList } from './revocations.js';
 
 // The one parser of `Authorization: Bearer <token>` (RFC 6750 section 2.1: the token68 syntax), shared by the app's
 // routes and Node's search door.
@@ -35,15 +36,19 @@ export const isBearerScheme = (header: string): boolean => BEARER_SCHEME.test(he
 export const GATEWAY_SCOPE = 'SEARCH_contacts_watch';
 const ISSUER = 'callerid-gateway';
 
-export interface IssuedToken {
+interface IssuedToken {
   accessToken: string;
   expiresInSeconds: number;
 }
 
-export interface VerifiedToken {
+interface VerifiedToken {
   clientId: string;
   /** Milliseconds since the epoch. */
   expiresAt: number;
+  /** `iat` in milliseconds since the epoch (tokens carry it to the millisecond). */
+  issuedAt: number;
+  /** The token's id (`jti`), which a revocation names. */
+  jti: string;
 }
 
 export interface GatewayTokens {
@@ -52,14 +57,21 @@ export interface GatewayTokens {
   verify(token: string): Promise<VerifiedToken | null>;
   /** A token verified before and not yet expired, synchronously; undefined when it needs verifying. */
   peek(token: string, now?: number): VerifiedToken | undefined;
+  /**
+   * The claims of a token of ours that has not expired, revoked or not and its client registered or not (what a
+   * revocation or introspection request is about); null for anything else.
+   */
+  inspect(token: string): Promise<VerifiedToken | null>;
+  /** Whether a verified token is still accepted: its client registered and the token not revoked. */
+  accepts(token: VerifiedToken): boolean;
 }
 
 /** An HS256 signing key as a JSON Web Key (RFC 7517): the secret in `k`, and the key id tokens name it by. */
-export interface Hs256Key extends JsonWebKey {
+interface Hs256Key extends JsonWebKey {
   kid: string;
 }
 
-export type TokenClaims = Record<string, unknown>;
+type TokenClaims = Record<string, unknown>;
 
 /**
  * HS256 JSON Web Tokens (RFC 7519). The app passes Hono's JWT helpers (`src/hs256-jwt.ts`): the tokens' rules are
@@ -86,6 +98,10 @@ export interface GatewayTokenOptions {
    * a client revokes its tokens at the next restart. A set lookup, cheap enough for the hit path.
    */
   isRegistered?: (clientId: string) => boolean;
+  /** A client's own token lifetime, when it has one (the clients file); else `ttlSeconds`. */
+  ttlOf?: (clientId: string) => number | undefined;
+  /** The revocations every check consults (a set lookup on the hit path); absent: nothing is revoked. */
+  revocations?: RevocationList;
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -134,8 +150,29 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
   const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedCacheEntries ?? 10_000 });
   const { clock } = options;
   const isRegistered = options.isRegistered ?? (() => true);
+  const { revocations } = options;
   /** The token `peek` found last and what it verified to; expiry and registration are checked on every peek. */
   let lastPeeked: { token: string; result: VerifiedToken | undefined } = { token: '', result: undefined };
+
+  /** Registered and not revoked: checked on every use, so no memo outlives a revocation or a removal. */
+  function accepts(token: VerifiedToken): boolean {
+    return isRegistered(token.clientId) && !(revocations?.isRevoked(token) ?? false);
+  }
+
+  async function inspect(token: string): Promise<VerifiedToken | null> {
+    let result = verified.get(token);
+    if (result === undefined) {
+      const fresh = await verifySignature(token);
+      if (!fresh) return null;
+      verified.set(token, fresh);
+      result = fresh;
+    }
+    if (result.expiresAt <= clock()) {
+      verified.delete(token);
+      return null;
+    }
+    return result;
+  }
 
   async function verifySignature(token: string): Promise<VerifiedToken | null> {
     if (!isCanonicalToken(token)) return null;
@@ -145,9 +182,10 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
       if (!key) return null;
       // Time claims are checked below against the injected clock, not the library's.
       const payload = await jwt.verify(token, key, ISSUER);
-      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || payload.scope !== GATEWAY_SCOPE)
-        return null;
-      return { clientId: payload.sub, expiresAt: payload.exp * 1000 };
+      const { sub, exp, iat, jti } = payload;
+      if (typeof sub !== 'string' || typeof exp !== 'number' || payload.scope !== GATEWAY_SCOPE) return null;
+      if (typeof iat !== 'number' || typeof jti !== 'string' || jti === '') return null;
+      return { clientId: sub, expiresAt: exp * 1000, issuedAt: Math.round(iat * 1000), jti };
     } catch {
       return null;
     }
@@ -155,19 +193,22 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
 
   return {
     async issue(clientId) {
-      const now = Math.floor(clock() / 1000);
+      const issuedAt = clock();
+      const ttlSeconds = options.ttlOf?.(clientId) ?? options.ttlSeconds;
       const accessToken = await jwt.sign(
         {
           iss: ISSUER,
           sub: clientId,
           scope: GATEWAY_SCOPE,
-          iat: now,
-          exp: now + options.ttlSeconds,
+          // RFC 7519's NumericDate may have a fraction: to the millisecond, so a client's cut-off (tokens issued
+          // before an instant) falls between two tokens issued within one second.
+          iat: issuedAt / 1000,
+          exp: Math.floor(issuedAt / 1000) + ttlSeconds,
           jti: crypto.randomUUID(),
         },
         signingKey,
       );
-      return { accessToken, expiresInSeconds: options.ttlSeconds };
+      return { accessToken, expiresInSeconds: ttlSeconds };
     },
 
     peek(token, now = clock()) {
@@ -179,24 +220,15 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
         result = verified.get(token);
         if (result !== undefined) lastPeeked = { token, result };
       }
-      return result !== undefined && now < result.expiresAt && isRegistered(result.clientId) ? result : undefined;
+      return result !== undefined && now < result.expiresAt && accepts(result) ? result : undefined;
     },
 
+    inspect,
+    accepts,
+
     async verify(token) {
-      const now = clock();
-      let result = verified.get(token);
-      if (result === undefined) {
-        const fresh = await verifySignature(token);
-        if (!fresh) return null;
-        verified.set(token, fresh);
-        result = fresh;
-      }
-      if (result.expiresAt <= now) {
-        verified.delete(token);
-        return null;
-      }
-      if (!isRegistered(result.clientId)) return null;
-      return result;
+      const result = await inspect(token);
+      return result !== null && accepts(result) ? result : null;
     },
   };
 }

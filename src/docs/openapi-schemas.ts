@@ -143,6 +143,54 @@ export function componentSchemas(): Record<string, Schema> {
         scope: { type: 'string', description: 'Space-delimited; the one scope.', examples: [GATEWAY_SCOPE] },
       },
     },
+    OAuthRevocationRequest: {
+      type: 'object',
+      description:
+        'RFC 7009 and RFC 7662 section 2.1, form-encoded. `client_id` and `client_secret` as at the token endpoint (`client_secret_post`), or HTTP Basic instead.',
+      required: ['token'],
+      properties: {
+        token: { type: 'string', description: 'The gateway token to revoke or introspect.' },
+        token_type_hint: { type: 'string', description: 'Read as a hint only: the gateway has access tokens alone.' },
+        client_id: GRANT_FIELDS.client_id!,
+        client_secret: GRANT_FIELDS.client_secret!,
+      },
+    },
+    Introspection: {
+      type: 'object',
+      description: 'RFC 7662 section 2.2: `active` alone when the token is not active.',
+      required: ['active'],
+      additionalProperties: false,
+      properties: {
+        active: { type: 'boolean' },
+        client_id: { type: 'string' },
+        sub: { type: 'string', description: 'The client id, as `client_id`.' },
+        scope: { const: GATEWAY_SCOPE },
+        token_type: { const: 'Bearer' },
+        exp: { type: 'integer' },
+        iat: { type: 'integer' },
+        jti: { type: 'string' },
+      },
+    },
+    RevokeClientRequest: {
+      type: 'object',
+      required: ['client_id'],
+      properties: { client_id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' } },
+    },
+    RevokeClient: {
+      type: 'object',
+      description: 'Every token issued to the client before `revoked_before` is refused from now on.',
+      required: ['client_id', 'revoked_before', 'reach'],
+      additionalProperties: false,
+      properties: {
+        client_id: { type: 'string' },
+        revoked_before: { type: 'string', format: 'date-time' },
+        reach: {
+          type: 'string',
+          enum: ['process', 'deployment'],
+          description: 'This process only (no shared store), or every replica (Redis, the Durable Object).',
+        },
+      },
+    },
     OAuthError: {
       type: 'object',
       description: 'RFC 6749 section 5.2, as application/json (not a problem: OAuth clients read these members).',
@@ -156,9 +204,11 @@ export function componentSchemas(): Record<string, Schema> {
             'invalid_client',
             'unsupported_grant_type',
             'invalid_scope',
+            'unauthorized_client',
             'temporarily_unavailable',
           ],
-          description: '`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*).',
+          description:
+            "`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*), or a revocation the shared store did not take. `unauthorized_client`: a revocation of another client's token.",
         },
         error_description: { type: 'string' },
       },
@@ -179,12 +229,30 @@ export function componentSchemas(): Record<string, Schema> {
         issuer: {
           type: 'string',
           format: 'uri',
-          description: 'PUBLIC_BASE_URL, else the origin the request came to.',
+          description: 'PUBLIC_BASE_URL; only without it (development), the origin the request came to.',
           examples: ['https://callerid.example.com'],
         },
         token_endpoint: { type: 'string', format: 'uri', examples: ['https://callerid.example.com/oauth2/token'] },
         grant_types_supported: { type: 'array', items: { const: 'client_credentials' } },
         token_endpoint_auth_methods_supported: {
+          type: 'array',
+          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+        },
+        revocation_endpoint: {
+          type: 'string',
+          format: 'uri',
+          examples: ['https://callerid.example.com/oauth2/revoke'],
+        },
+        revocation_endpoint_auth_methods_supported: {
+          type: 'array',
+          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+        },
+        introspection_endpoint: {
+          type: 'string',
+          format: 'uri',
+          examples: ['https://callerid.example.com/oauth2/introspect'],
+        },
+        introspection_endpoint_auth_methods_supported: {
           type: 'array',
           items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
         },

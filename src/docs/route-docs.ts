@@ -94,6 +94,29 @@ const MALFORMED_REQUEST = {
   },
 };
 
+/** The refusals of client authentication at every OAuth endpoint (token, revocation, introspection). */
+const OAUTH_CLIENT_REFUSALS = {
+  401: {
+    description: '`invalid_client`: wrong or unreadable credentials sent as HTTP Basic.',
+    headers: {
+      ...NO_STORE_HEADERS,
+      'WWW-Authenticate': header('`Basic realm="callerid-gateway", charset="UTF-8"`.'),
+    },
+    content: json(ref('OAuthError')),
+  },
+  429: {
+    description:
+      '`temporarily_unavailable`: too many failed logins for this client id or from this address (LOGIN_FAILURES_*), also for the right secret until the window ends.',
+    headers: {
+      ...NO_STORE_HEADERS,
+      'Retry-After': header('Seconds until the window that refused ends.'),
+      RateLimit: RATE_LIMIT_HEADERS.RateLimit,
+      'RateLimit-Policy': RATE_LIMIT_HEADERS['RateLimit-Policy'],
+    },
+    content: json(ref('OAuthError')),
+  },
+} as const;
+
 export const routeDocs = {
   healthz: route({
     tags: ['Operations'],
@@ -180,25 +203,63 @@ export const routeDocs = {
         headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },
-      401: {
-        description: '`invalid_client`: wrong or unreadable credentials sent as HTTP Basic.',
-        headers: {
-          ...NO_STORE_HEADERS,
-          'WWW-Authenticate': header('`Basic realm="callerid-gateway", charset="UTF-8"`.'),
-        },
-        content: json(ref('OAuthError')),
-      },
-      429: {
+      ...OAUTH_CLIENT_REFUSALS,
+      ...problemResponses('payload_too_large'),
+    },
+  }),
+
+  oauthRevoke: route({
+    tags: ['Token'],
+    summary: 'Revoke a gateway token (RFC 7009)',
+    description:
+      'Client authentication as at `POST /oauth2/token`. A client revokes the tokens issued to it; an admin client (GATEWAY_ADMIN_CLIENTS) any. ' +
+      'Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, or expired, is answered 200 alike (section 2.2).',
+    operationId: 'oauthRevoke',
+    security: [{}, { clientBasic: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: ref('OAuthRevocationRequest') } },
+    },
+    responses: {
+      200: { description: 'Revoked, or nothing to revoke; no body.', headers: NO_STORE_HEADERS },
+      400: {
         description:
-          '`temporarily_unavailable`: too many failed logins for this client id or from this address (LOGIN_FAILURES_*), also for the right secret until the window ends.',
-        headers: {
-          ...NO_STORE_HEADERS,
-          'Retry-After': header('Seconds until the window that refused ends.'),
-          RateLimit: RATE_LIMIT_HEADERS.RateLimit,
-          'RateLimit-Policy': RATE_LIMIT_HEADERS['RateLimit-Policy'],
-        },
+          "`invalid_request` (no `token`, not form-encoded), `unauthorized_client` (another client's token), `invalid_client` for wrong form credentials.",
+        headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },
+      ...OAUTH_CLIENT_REFUSALS,
+      503: {
+        description:
+          '`temporarily_unavailable`: revoked on this replica only, the shared store did not answer; retry (section 2.2.1).',
+        headers: { ...NO_STORE_HEADERS, 'Retry-After': header('`1`.') },
+        content: json(ref('OAuthError')),
+      },
+      ...problemResponses('payload_too_large'),
+    },
+  }),
+
+  oauthIntrospect: route({
+    tags: ['Token'],
+    summary: 'Introspect a gateway token (RFC 7662)',
+    description:
+      'For admin clients (GATEWAY_ADMIN_CLIENTS, or `admin` in the clients file), authenticated as at `POST /oauth2/token`: whether a token is active ' +
+      '(ours, unexpired, unrevoked, its client registered) and whose it is, without the signing key.',
+    operationId: 'oauthIntrospect',
+    security: [{}, { clientBasic: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: ref('OAuthRevocationRequest') } },
+    },
+    responses: {
+      200: { description: 'RFC 7662 section 2.2.', headers: NO_STORE_HEADERS, content: json(ref('Introspection')) },
+      400: {
+        description:
+          '`invalid_request` (no `token`, not form-encoded), `unauthorized_client` (not an admin client), `invalid_client` for wrong form credentials.',
+        headers: NO_STORE_HEADERS,
+        content: json(ref('OAuthError')),
+      },
+      ...OAUTH_CLIENT_REFUSALS,
       ...problemResponses('payload_too_large'),
     },
   }),
@@ -207,13 +268,17 @@ export const routeDocs = {
     tags: ['Token'],
     summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
     description:
-      'Where a standard OAuth library finds the token endpoint and what it accepts, from the base URL alone. `issuer` is PUBLIC_BASE_URL, else the origin the request came to.',
+      'Where a standard OAuth library finds the token endpoint and what it accepts, from the base URL alone. `issuer` is PUBLIC_BASE_URL (required in production), whatever `Host` the request names; only without it (development) the origin the request came to.',
     operationId: 'oauthMetadata',
     security: ANONYMOUS,
     responses: {
       200: {
         description: 'The metadata.',
-        headers: { 'Cache-Control': header('`public, max-age=3600`.') },
+        headers: {
+          'Cache-Control': header(
+            '`public, max-age=3600` with PUBLIC_BASE_URL; `no-store` when the issuer came from the request.',
+          ),
+        },
         content: json(ref('AuthorizationServerMetadata')),
       },
       ...MALFORMED_REQUEST,
@@ -344,6 +409,20 @@ export const routeDocs = {
     responses: {
       200: { description: 'Purged.', content: json(ref('PurgeAll')) },
       ...problemResponses('unauthorized', 'forbidden', 'unavailable'),
+    },
+  }),
+
+  revokeClient: route({
+    tags: ['Admin'],
+    summary: 'Revoke every token issued to a client so far',
+    description:
+      'For clients in GATEWAY_ADMIN_CLIENTS. Every replica refuses the tokens within a second; the client logs in again for a new one.',
+    operationId: 'revokeClient',
+    security: GATEWAY_TOKEN,
+    requestBody: { required: true, content: json(ref('RevokeClientRequest')) },
+    responses: {
+      200: { description: 'Revoked.', content: json(ref('RevokeClient')) },
+      ...problemResponses('bad_request', 'unauthorized', 'forbidden', 'payload_too_large', 'unavailable'),
     },
   }),
 

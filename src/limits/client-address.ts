@@ -10,18 +10,24 @@ export function clientAddress(
   forwardedFor: string | undefined,
   trustedHops: number,
 ): string | undefined {
-  if (trustedHops > 0 && forwardedFor) {
-    const hops = forwardedFor
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (hops.length > 0) {
-      // Fewer entries than trusted proxies: the leftmost one is the furthest address any trusted hop saw.
-      const entry = hops[Math.max(0, hops.length - trustedHops)]!;
-      return canonicalAddress(entry);
-    }
-  }
+  const entry = trustedForwardedEntry(forwardedFor, trustedHops);
+  if (entry !== undefined) return canonicalAddress(entry);
   return peer === undefined ? undefined : canonicalAddress(peer);
+}
+
+/**
+ * The entry of a comma-separated X-Forwarded-* field that the outermost of `trustedHops` proxies wrote: the Nth
+ * from the right (each proxy appends); entries further left were written by the client and are never believed.
+ * Undefined with no trusted proxy or no entry.
+ */
+export function trustedForwardedEntry(field: string | undefined, trustedHops: number): string | undefined {
+  if (trustedHops === 0 || !field) return undefined;
+  const hops = field
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  // Fewer entries than trusted proxies: the leftmost one is the furthest any trusted hop saw.
+  return hops.length > 0 ? hops[Math.max(0, hops.length - trustedHops)] : undefined;
 }
 
 /**

@@ -10,10 +10,13 @@ import type { Services } from '../services.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
-/** After bearerAuth: 403 for clients not in GATEWAY_ADMIN_CLIENTS; `action` says what they may not do. */
-export function adminOnly(admins: ReadonlySet<string>, action = 'purge the cache'): MiddlewareHandler<AppEnv> {
+/** After bearerAuth: 403 for clients that are not admins (the registry's, as reloaded); `action` says what. */
+export function adminOnly(
+  isAdmin: (clientId: string) => boolean,
+  action = 'purge the cache',
+): MiddlewareHandler<AppEnv> {
   return async function adminOnly(c, next) {
-    if (!admins.has(c.get('clientId'))) {
+    if (!isAdmin(c.get('clientId'))) {
       throw new GatewayError('forbidden', `This client may not ${action} (GATEWAY_ADMIN_CLIENTS).`);
     }
     await next();
@@ -30,11 +33,11 @@ function notShared(): GatewayError {
 }
 
 export function adminCacheRoutes(
-  services: Pick<Services, 'config' | 'gatewayTokens' | 'normalizer' | 'lookupCache' | 'logger'>,
+  services: Pick<Services, 'clients' | 'gatewayTokens' | 'normalizer' | 'lookupCache' | 'logger'>,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { lookupCache: cache, logger } = services;
-  const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.config.adminClients)] as const;
+  const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.clients.isAdmin)] as const;
 
   app.delete('/admin/cache/:number', routeDocs.purgeNumber, ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.

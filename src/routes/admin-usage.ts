@@ -7,13 +7,13 @@ import { bearerAuth } from '../middleware/client-auth.js';
 import type { Services } from '../services.js';
 import { adminOnly } from './admin-cache.js';
 
-export function adminUsageRoutes(services: Pick<Services, 'config' | 'gatewayTokens' | 'guard'>): Hono<AppEnv> {
+export function adminUsageRoutes(services: Pick<Services, 'clients' | 'gatewayTokens' | 'guard'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get(
     '/admin/usage',
     routeDocs.usage,
     bearerAuth({ tokens: services.gatewayTokens }),
-    adminOnly(services.config.adminClients, 'read the usage'),
+    adminOnly(services.clients.isAdmin, 'read the usage'),
     async (c) => c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
   );
   return app;

@@ -2,19 +2,14 @@
 // the upstream's response shape (the grant itself: src/auth/client-credentials-grant.ts).
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
-import {
-  grantClientCredentials,
-  GrantRefusal,
-  TOKEN_ENDPOINT_CHALLENGE,
-  type GrantRequest,
-  type GrantServices,
-} from '../auth/client-credentials-grant.js';
+import { grantClientCredentials, type GrantServices } from '../auth/client-credentials-grant.js';
+import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE, type OAuthRequest } from '../auth/endpoint-client-auth.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { GatewayError } from '../errors.js';
 import type { Services } from '../services.js';
 
 /** A refused grant as this endpoint has always answered it: a problem with RFC 6749's `error` members inside. */
-function loginProblem(refusal: GrantRefusal): GatewayError {
+function loginProblem(refusal: OAuthRefusal): GatewayError {
   const extensions = { error: refusal.error, error_description: refusal.message };
   if (refusal.error === 'temporarily_unavailable')
     return new GatewayError('too_many_requests', refusal.message, { headers: refusal.headers, extensions });
@@ -26,8 +21,8 @@ function loginProblem(refusal: GrantRefusal): GatewayError {
   return new GatewayError('bad_request', refusal.message, { extensions });
 }
 
-/** A token request's parts as the grant reads them. */
-export function grantRequestOf(c: Context<AppEnv>, addressOf: Services['addressOf']): GrantRequest {
+/** An OAuth endpoint's request parts as the grant, revocation and introspection read them. */
+export function grantRequestOf(c: Context<AppEnv>, addressOf: Services['addressOf']): OAuthRequest {
   return {
     contentType: c.req.header('content-type'),
     authorization: c.req.header('authorization'),
@@ -43,7 +38,7 @@ export function tokenLoginRoutes(services: GrantServices & Pick<Services, 'addre
     const granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), {
       checkScope: false,
     }).catch((err: unknown) => {
-      throw err instanceof GrantRefusal ? loginProblem(err) : err;
+      throw err instanceof OAuthRefusal ? loginProblem(err) : err;
     });
     c.header('cache-control', 'no-store');
     return c.json({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClientRegistry, sha256Hex } from '../../src/auth/client-registry.js';
+import { ClientRegistry, sha256Hex } from '../../src/auth/client-registry.js';
 import { createGatewayTokens } from '../../src/auth/gateway-tokens.js';
 import { hs256Jwt } from '../../src/hs256-jwt.js';
 
@@ -119,7 +119,10 @@ describe('gateway tokens: registration and spelling', () => {
 
 describe('client registry', () => {
   it('authenticates a registered client by the SHA-256 of its secret', async () => {
-    const registry = createClientRegistry(new Map([['crm', await sha256Hex('s3cret')]]));
+    const registry = new ClientRegistry(
+      [{ id: 'crm', secrets: [{ sha256: await sha256Hex('s3cret') }], admin: false }],
+      () => 0,
+    );
     expect(await registry.authenticate('crm', 's3cret')).toBe(true);
     expect(await registry.authenticate('crm', 's3cret ')).toBe(false);
     expect(await registry.authenticate('pbx', 's3cret')).toBe(false);

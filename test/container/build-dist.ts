@@ -112,6 +112,7 @@ export function productionGatewayEnv(options: {
     GATEWAY_TOKEN_SECRET: options.signingKey,
     GATEWAY_CLIENTS: options.clients,
     DEFAULT_REGION: 'GB',
+    PUBLIC_BASE_URL: 'https://callerid.example.com',
     // /metrics beside the API: parallel gateways cannot all have the default 9464.
     METRICS_PORT: '0',
   };

@@ -137,6 +137,7 @@ describe('container production start path', () => {
       GATEWAY_TOKEN_SECRET: 'container-test-signing-key-of-32-bytes!',
       GATEWAY_CLIENTS: `crm:${await sha256Hex(CLIENT_SECRET)}`,
       DEFAULT_REGION: 'GB',
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
       METRICS_PORT: String(metricsPort),
     });
     const base = `http://127.0.0.1:${gateway.port}`;

@@ -110,4 +110,36 @@ export async function wrongSecretErrors(
   return { post, basic };
 }
 
+/** oauth4webapi's RFC 7009 revocation of `token`, discovered from the base URL, as `clientId` (HTTP Basic). */
+export async function oauth4webapiRevoke(
+  target: OAuthTarget,
+  clientId: string,
+  secret: string,
+  token: string,
+): Promise<void> {
+  const as = await oauth4webapiDiscover(target);
+  const res = await oauth.revocationRequest(
+    as,
+    { client_id: clientId },
+    oauth.ClientSecretBasic(secret),
+    token,
+    oauthOptions(target),
+  );
+  await oauth.processRevocationResponse(res);
+}
+
+/** oauth4webapi's RFC 7662 introspection of `token`, discovered from the base URL, as `clientId` (HTTP Basic). */
+export async function oauth4webapiIntrospect(
+  target: OAuthTarget,
+  clientId: string,
+  secret: string,
+  token: string,
+): Promise<oauth.IntrospectionResponse> {
+  const as = await oauth4webapiDiscover(target);
+  const client: oauth.Client = { client_id: clientId };
+  const auth = oauth.ClientSecretBasic(secret);
+  const res = await oauth.introspectionRequest(as, client, auth, token, oauthOptions(target));
+  return oauth.processIntrospectionResponse(as, client, res);
+}
+
 export { oauth };

@@ -26,6 +26,8 @@ import { createNodeRedis } from '../redis/client.js';
 import { createRedisCounterStore } from '../redis/counter-store.js';
 import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
+import { startRedisRevocations } from '../redis/revocations.js';
+import { loadClientsFile, watchClientsFile } from './clients-file.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 
@@ -58,7 +60,9 @@ export interface RunningGateway {
 }
 
 export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
-  let config = parseConfig(env);
+  let config = parseConfig(env, {
+    publicBaseUrlRequiredBy: env.NODE_ENV === 'production' ? 'when NODE_ENV=production' : undefined,
+  });
   let demo: DemoSetup | null = null;
   if (!config.upstream) {
     if (env.NODE_ENV === 'production') {
@@ -71,6 +75,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     config = parseConfig(demo.env);
   }
 
+  const { clientsFile } = config;
+  // Before anything is connected: a wrong file stops the start with one line naming the field.
+  const fileClients = clientsFile === undefined ? undefined : loadClientsFile(clientsFile);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -102,6 +109,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
         })
       : undefined;
   await lookupTier?.ready(2000);
+  // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
+  const revocations = await startRedisRevocations(redis, {
+    keyPrefix: config.redis.keyPrefix,
+    clock,
+    logger,
+    readyMs: 2000,
+  });
   const services = await createServices(config, {
     http,
     clock,
@@ -124,6 +138,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
     limiters: redis ? createRedisLimiters({ client: redis.client, keyPrefix: config.redis.keyPrefix }) : undefined,
     lookupTier,
+    revocations,
+    clients: fileClients,
     tokenStore:
       redis && config.upstream && config.gatewayTokens.secret
         ? createRedisTokenStore({
@@ -142,6 +158,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   });
   metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
   const app = createApp(services);
+  // Clients added to or removed from the file take effect without a restart (and on SIGHUP).
+  const clientsWatch =
+    clientsFile === undefined
+      ? undefined
+      : watchClientsFile({ path: clientsFile, registry: services.clients, logger, metrics: metrics.registry });
 
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
@@ -162,6 +183,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     if (metricsListener) await listen(metricsListener, config.metrics.port, config.metrics.host, 'METRICS_PORT');
   } catch (err) {
     if (server.listening) server.close();
+    revocations?.close();
+    clientsWatch?.close();
     await settledWithin(http.close?.(), 1000);
     await redis?.close();
     await demo?.close();
@@ -209,6 +232,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
       await settledWithin(http.close?.(), deadline - Date.now());
       lookupTier?.close();
+      revocations?.close();
+      clientsWatch?.close();
       await redis?.close();
       await demo?.close();
       return result;

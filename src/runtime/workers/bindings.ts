@@ -1,6 +1,7 @@
 // Structural types of the Workers bindings the gateway uses (Durable Objects, Analytics Engine, the request's
 // execution context), narrowed to the members called, and the RPC surfaces of the gateway's own Durable Objects;
 // only the Workers runtime files import them.
+import type { Revocation } from '../../auth/revocations.js';
 import type { UpstreamOutcome } from '../../observability/telemetry.js';
 import type { CounterDecision, CounterState } from '../../shared-state/counter-store.js';
 import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
@@ -69,6 +70,20 @@ export interface CounterObjectRpc {
   consume(points: number, limit: number, windowMs: number): Promise<CounterDecision>;
   add(points: number, windowMs: number): Promise<CounterState>;
   get(): Promise<CounterState | null>;
+}
+
+/** The deployment's revocations as the object holds them: every entry still needed, under a version. */
+export interface RevocationSnapshot {
+  /** Goes up with every revocation the object takes. */
+  version: number;
+  entries: Revocation[];
+}
+
+/** The RPC surface isolates call (revocations.ts): a revocation, and what changed since the version they hold. */
+export interface RevocationObjectRpc {
+  revoke(revocation: Revocation): Promise<number>;
+  /** The whole snapshot when it is newer than `version`, else null. */
+  since(version: number): Promise<RevocationSnapshot | null>;
 }
 
 /** The RPC surface isolates call (isolate-metrics.ts): their pushes, and the deployment's /metrics text. */

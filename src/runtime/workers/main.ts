@@ -20,6 +20,7 @@ import { createRequestScopes } from './request-scope.js';
 import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
+import { workerRevocationsOf } from './revocations.js';
 import type { ExecutionContext } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
 import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js';
@@ -27,6 +28,7 @@ import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js'
 export { UpstreamTokenObject } from './durable-objects/upstream-token.js';
 export { CounterObject } from './durable-objects/counter.js';
 export { MetricsObject } from './durable-objects/metrics.js';
+export { RevocationObject } from './durable-objects/revocations.js';
 
 export interface WorkerGateway {
   app: GatewayApp;
@@ -94,6 +96,7 @@ export async function createWorkerGateway(
   const counters = settings.counterObjects
     ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
     : undefined;
+  const revocations = workerRevocationsOf(settings, logger);
   const services = await createServices(
     { ...config, metrics: { ...config.metrics, token: metricsToken } },
     {
@@ -115,6 +118,8 @@ export async function createWorkerGateway(
         : undefined,
       counters,
       limiters: counters && createWorkerLimiters(counters),
+      revocations,
+      clients: settings.clients,
       lookupTier:
         settings.lookupCacheApi && edgeCache
           ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
@@ -132,6 +137,8 @@ export async function createWorkerGateway(
     services,
     metrics: isolateMetrics,
     fetch: async (request, ctx) => {
+      // A token revoked on another isolate is refused here too once this isolate's copy is brought up to date.
+      await revocations?.sync();
       const response = await scopes.run(ctx, () => app.fetch(request, env, ctx as never));
       isolateMetrics?.afterRequest(ctx);
       return response;

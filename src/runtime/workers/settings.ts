@@ -4,11 +4,13 @@ import * as z from 'zod/mini';
 import {
   ConfigError,
   parseConfig,
+  RESERVED_CLIENT_IDS,
   SETTING_NAMES,
   type Config,
   type ConfigProblem,
   type EnvSource,
 } from '../../config.js';
+import { readClientsFile, type ClientEntry } from '../../auth/clients-file.js';
 import { configErrorOf, flag, int, setting, settingsReader, text } from '../../settings-table.js';
 import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
 import type {
@@ -16,6 +18,7 @@ import type {
   CounterObjectRpc,
   DurableObjectNamespace,
   MetricsObjectRpc,
+  RevocationObjectRpc,
   UpstreamTokenObjectRpc,
 } from './bindings.js';
 
@@ -27,7 +30,10 @@ const BINDINGS = {
   token: 'UPSTREAM_TOKEN',
   counters: 'COUNTERS',
   metrics: 'METRICS',
+  revocations: 'REVOCATIONS',
   analytics: 'ANALYTICS',
+  /** The clients file's JSON as a secret (`wrangler secret put GATEWAY_CLIENTS_JSON < clients.json`). */
+  clients: 'GATEWAY_CLIENTS_JSON',
 } as const;
 
 export interface WorkerSettings {
@@ -42,11 +48,15 @@ export interface WorkerSettings {
   counterObjects: DurableObjectNamespace<CounterObjectRpc> | undefined;
   /** The deployment's metrics (MetricsObject): isolates push their counts, GET /metrics reads the sum. */
   metricsObjects: DurableObjectNamespace<MetricsObjectRpc> | undefined;
+  /** The deployment's revoked gateway tokens (RevocationObject); absent: revocations hold in one isolate. */
+  revocationObjects: DurableObjectNamespace<RevocationObjectRpc> | undefined;
   /** An isolate pushes its counts at most this often (ms)... */
   metricsPushIntervalMs: number;
   /** ...or sooner, once it has counted this many requests since its last push. */
   metricsPushMaxRequests: number;
   analytics: AnalyticsEngineDataset | undefined;
+  /** The clients of GATEWAY_CLIENTS_JSON; undefined: GATEWAY_CLIENTS and its companion variables. */
+  clients: ClientEntry[] | undefined;
   /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
   unknown: UnknownSetting[];
 }
@@ -82,17 +92,18 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
   const problems: ConfigProblem[] = [];
   let config: Config | undefined;
   try {
-    config = parseConfig(strings, { upstreamRequired: true });
+    config = parseConfig(strings, { upstreamRequired: true, publicBaseUrlRequiredBy: 'on Workers' });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
   const parsed = workerSettings.read(strings);
   if (!parsed.ok) problems.push(...parsed.problems);
-  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics]) {
+  for (const name of [BINDINGS.token, BINDINGS.counters, BINDINGS.metrics, BINDINGS.revocations]) {
     if (env[name] !== undefined && !isNamespace(env[name]))
       problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
+  const clients = clientsOf(strings, problems);
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
     problems.push({ variable: BINDINGS.analytics, problem: 'must be an Analytics Engine dataset binding' });
@@ -116,8 +127,23 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     tokenObjects: env[BINDINGS.token] as DurableObjectNamespace<UpstreamTokenObjectRpc> | undefined,
     counterObjects: env[BINDINGS.counters] as DurableObjectNamespace<CounterObjectRpc> | undefined,
     metricsObjects: env[BINDINGS.metrics] as DurableObjectNamespace<MetricsObjectRpc> | undefined,
+    revocationObjects: env[BINDINGS.revocations] as DurableObjectNamespace<RevocationObjectRpc> | undefined,
     metricsPushIntervalMs: own.metricsPushIntervalSeconds * 1000,
     metricsPushMaxRequests: own.metricsPushMaxRequests,
     analytics: analytics as AnalyticsEngineDataset | undefined,
+    clients,
   };
+}
+
+/** The clients of GATEWAY_CLIENTS_JSON (the clients file's format), its one problem named, or undefined when unset. */
+function clientsOf(strings: EnvSource, problems: ConfigProblem[]): ClientEntry[] | undefined {
+  const json = strings[BINDINGS.clients];
+  if (json === undefined || json === '') return undefined;
+  for (const variable of ['GATEWAY_CLIENTS', 'GATEWAY_ADMIN_CLIENTS'])
+    if (strings[variable])
+      problems.push({ variable, problem: `is set beside ${BINDINGS.clients}: give every client in the JSON alone` });
+  const read = readClientsFile(json, RESERVED_CLIENT_IDS);
+  if (read.ok) return read.clients;
+  problems.push({ variable: BINDINGS.clients, problem: read.problem });
+  return undefined;
 }

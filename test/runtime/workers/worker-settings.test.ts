@@ -21,6 +21,7 @@ describe('Worker settings', () => {
       'UPSTREAM_CLIENT_ID',
       'UPSTREAM_CLIENT_SECRET',
       'GATEWAY_TOKEN_SECRET',
+      'PUBLIC_BASE_URL',
       'GATEWAY_CLIENTS',
     ]);
   });
@@ -41,6 +42,7 @@ describe('Worker settings', () => {
         'UPSTREAM_BASE_URL',
         'UPSTREAM_CLIENT_SECRET',
         'GATEWAY_TOKEN_SECRET',
+        'PUBLIC_BASE_URL',
         'GATEWAY_CLIENTS',
         'METRICS_PUSH_INTERVAL_SECONDS',
         'COUNTERS',
@@ -56,7 +58,30 @@ describe('Worker settings', () => {
       UPSTREAM_CLIENT_SECRET: 's',
       GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
       GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}`,
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
     });
     expect([settings.metricsPushIntervalMs, settings.metricsPushMaxRequests]).toEqual([10_000, 1_000]);
+  });
+
+  it('reads the clients from GATEWAY_CLIENTS_JSON (the clients file format), naming a wrong field or a second source', () => {
+    const base = {
+      UPSTREAM_AUTH_URL: 'http://127.0.0.1:9000',
+      UPSTREAM_BASE_URL: 'http://127.0.0.1:9000',
+      UPSTREAM_CLIENT_ID: 'gw',
+      UPSTREAM_CLIENT_SECRET: 's',
+      GATEWAY_TOKEN_SECRET: 'x'.repeat(32),
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
+    };
+    const hash = `sha256:${'a'.repeat(64)}`;
+    const json = JSON.stringify({ clients: [{ id: 'crm', secrets: [{ hash }], admin: true }] });
+    expect(readWorkerSettings({ ...base, GATEWAY_CLIENTS_JSON: json }).clients).toEqual([
+      { id: 'crm', secrets: [{ sha256: 'a'.repeat(64) }], admin: true },
+    ]);
+    expect(() =>
+      readWorkerSettings({ ...base, GATEWAY_CLIENTS_JSON: JSON.stringify({ clients: [{ id: 'crm', secrets: [] }] }) }),
+    ).toThrow('configuration error: GATEWAY_CLIENTS_JSON: clients[0].secrets: must list at least one secret');
+    expect(problemsOf({ ...base, GATEWAY_CLIENTS_JSON: json, GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` })).toEqual([
+      'GATEWAY_CLIENTS',
+    ]);
   });
 });

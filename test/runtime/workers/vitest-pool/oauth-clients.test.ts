@@ -26,10 +26,11 @@ describe('standard OAuth 2.0 clients against the Worker', () => {
       },
     };
   });
-  it('find the token endpoint from the base URL, the issuer being the origin asked', async () => {
+  it('find the token and revocation endpoints from the base URL, the issuer being PUBLIC_BASE_URL', async () => {
     expect(await clients.oauth4webapiDiscover(target)).toMatchObject({
       issuer: 'https://callerid.test',
       token_endpoint: 'https://callerid.test/oauth2/token',
+      revocation_endpoint: 'https://callerid.test/oauth2/revoke',
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['SEARCH_contacts_watch'],

@@ -15,6 +15,8 @@ export function workerdBindings(simulatorUrl: string): Record<string, string> {
     GATEWAY_CLIENTS: `${WORKERD_CLIENT.id}:${WORKERD_CLIENT_HASH}`,
     GATEWAY_ADMIN_CLIENTS: WORKERD_CLIENT.id,
     DEFAULT_REGION: 'GB',
+    // The host the tests ask the Worker at (control.ts), so standard clients find the issuer they asked.
+    PUBLIC_BASE_URL: 'https://callerid.test',
     CONSOLE_PROVIDER: 'swissdir',
     // The isolates' metrics push waits in ctx.waitUntil; tests that wait on the context wait for it too.
     METRICS_PUSH_INTERVAL_SECONDS: '1',

@@ -14,6 +14,7 @@ const BINDINGS: Record<string, string> = {
   UPSTREAM_CLIENT_ID: 'workerd-serve-gw',
   UPSTREAM_CLIENT_SECRET: 'workerd-serve-upstream-secret',
   GATEWAY_TOKEN_SECRET: 'workerd-serve-signing-key-0123456789abcdef',
+  PUBLIC_BASE_URL: 'https://callerid.example.com',
   GATEWAY_CLIENTS: 'crm:caf08aef5775ac931b2b5091f345430474ee3422196097fe1312702c3068109e',
   DEFAULT_REGION: 'GB',
   CONSOLE_PROVIDER: 'swissdir',

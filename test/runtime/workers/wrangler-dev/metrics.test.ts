@@ -66,6 +66,7 @@ describe.skipIf(!run)("the Worker's /metrics under wrangler dev", () => {
       UPSTREAM_CLIENT_ID: 'worker-gw',
       UPSTREAM_CLIENT_SECRET: 'worker-upstream-secret',
       GATEWAY_TOKEN_SECRET: 'worker-test-signing-key-0123456789abcdef',
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
       GATEWAY_CLIENTS: `crm:${await sha256Hex('crm-secret')},pbx:${await sha256Hex('pbx-secret')},ops:${await sha256Hex('ops-secret')}`,
       // crm sends 14 searches in all; ops goes over this in each round (the dashboard's rate-limited panel).
       CLIENT_RATE_PER_MINUTE: '20',

@@ -25,6 +25,7 @@ describe.skipIf(!run)('Worker build in workerd', () => {
       UPSTREAM_CLIENT_ID: 'worker-gw',
       UPSTREAM_CLIENT_SECRET: 'worker-upstream-secret',
       GATEWAY_TOKEN_SECRET: 'worker-test-signing-key-0123456789abcdef',
+      PUBLIC_BASE_URL: 'https://callerid.example.com',
       GATEWAY_CLIENTS: `crm:${await sha256Hex('crm-worker-secret')}`,
       DEFAULT_REGION: 'GB',
       CONSOLE_PROVIDER: 'swissdir',

@@ -1,0 +1,85 @@
+// The clients file (GATEWAY_CLIENTS_FILE on Node, the GATEWAY_CLIENTS_JSON binding on Workers): each internal
+// client's id, secret hashes (several during a rotation, each with an optional `not_after`), admin flag, upstream
+// quota and token lifetime. This schema is the one source of config/clients-file.schema.json (a test keeps the two
+// equal); a document that breaks it is named by the path of its first wrong field.
+import * as z from 'zod/mini';
+
+/** One client as the registry holds it, from the file or from GATEWAY_CLIENTS and its companion variables. */
+export interface ClientEntry {
+  id: string;
+  /** Lowercase hex SHA-256 digests of the accepted secrets, each until its `notAfter` (ms) if it has one. */
+  secrets: { sha256: string; notAfter?: number }[];
+  admin: boolean;
+  /** Upstream calls per UTC day; undefined: CLIENT_UPSTREAM_QUOTA_PER_DAY. */
+  upstreamQuotaPerDay?: number;
+  /** Lifetime of the tokens issued to it; undefined: GATEWAY_TOKEN_TTL_SECONDS. */
+  tokenTtlSeconds?: number;
+}
+
+const secret = z.strictObject({
+  hash: z.string().check(z.regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 lowercase hex digits>')),
+  not_after: z.optional(z.iso.datetime({ offset: true, error: 'must be an RFC 3339 date-time' })),
+});
+
+const client = z.strictObject({
+  id: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 . _ -')),
+  secrets: z.array(secret).check(z.minLength(1, 'must list at least one secret')),
+  admin: z.optional(z.boolean()),
+  upstream_quota_per_day: z.optional(z.int().check(z.minimum(0), z.maximum(1_000_000_000))),
+  token_ttl_seconds: z.optional(z.int().check(z.minimum(60), z.maximum(31_536_000))),
+});
+
+/** The file's schema: `{"clients": [...]}`. */
+export const CLIENTS_FILE_SCHEMA = z.strictObject({ clients: z.array(client) });
+
+type ClientsFile = z.infer<typeof CLIENTS_FILE_SCHEMA>;
+
+/** `clients[1].secrets[0].hash` from a validation issue's path. */
+function fieldOf(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)),
+    '',
+  );
+}
+
+function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
+  return {
+    id: c.id,
+    secrets: c.secrets.map((s) => ({
+      sha256: s.hash.slice('sha256:'.length),
+      ...(s.not_after === undefined ? {} : { notAfter: Date.parse(s.not_after) }),
+    })),
+    admin: c.admin ?? false,
+    ...(c.upstream_quota_per_day === undefined ? {} : { upstreamQuotaPerDay: c.upstream_quota_per_day }),
+    ...(c.token_ttl_seconds === undefined ? {} : { tokenTtlSeconds: c.token_ttl_seconds }),
+  };
+}
+
+/**
+ * Reads a clients file: its entries, or the one problem to name (`field: what is wrong`). `reserved` are ids the
+ * gateway keeps for itself.
+ */
+export function readClientsFile(
+  text: string,
+  reserved: readonly string[],
+): { ok: true; clients: ClientEntry[] } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `is not JSON (${err instanceof Error ? err.message : 'unreadable'})` };
+  }
+  const parsed = CLIENTS_FILE_SCHEMA.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, problem: `${fieldOf(issue.path) || '(top level)'}: ${issue.message}` };
+  }
+  const seen = new Set<string>();
+  for (const [i, c] of parsed.data.clients.entries()) {
+    if (seen.has(c.id)) return { ok: false, problem: `clients[${i}].id: "${c.id}" appears twice` };
+    if (reserved.includes(c.id))
+      return { ok: false, problem: `clients[${i}].id: "${c.id}" is an id the gateway reserves for itself` };
+    seen.add(c.id);
+  }
+  return { ok: true, clients: parsed.data.clients.map(entryOf) };
+}

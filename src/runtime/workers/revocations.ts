@@ -1,0 +1,83 @@
+// Revoked gateway tokens on Workers: each isolate checks its in-memory list (no round trip per request) and, before
+// serving a request, asks the deployment's RevocationObject for what changed once its copy is older than
+// `freshMs`, so an isolate refuses a token revoked anywhere within that bound plus one object round trip.
+import { systemClock, type Clock } from '../../clock.js';
+import type { Logger } from '../../observability/logger.js';
+import { RevocationList, type Revocations } from '../../auth/revocations.js';
+import type { DurableObjectNamespace, RevocationObjectRpc } from './bindings.js';
+import { callDurableObject } from './durable-object-call.js';
+import { REVOCATION_OBJECT } from './durable-objects/revocations.js';
+import type { WorkerSettings } from './settings.js';
+
+interface WorkerRevocationsOptions {
+  namespace: DurableObjectNamespace<RevocationObjectRpc>;
+  /** DURABLE_OBJECT_TIMEOUT_MS. */
+  timeoutMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** How old the isolate's copy may be before a request waits for the object's; default 500 ms. */
+  freshMs?: number;
+}
+
+interface WorkerRevocations extends Revocations {
+  /** Brings the isolate's copy up to date when it is older than `freshMs`; never throws. */
+  sync(): Promise<void>;
+}
+
+/** The isolate's revocations when the REVOCATIONS binding is there; else undefined (revocations hold per isolate). */
+export function workerRevocationsOf(
+  settings: Pick<WorkerSettings, 'revocationObjects' | 'durableObjectTimeoutMs'>,
+  logger: Logger,
+): WorkerRevocations | undefined {
+  const namespace = settings.revocationObjects;
+  if (namespace === undefined) return undefined;
+  return createWorkerRevocations({ namespace, timeoutMs: settings.durableObjectTimeoutMs, clock: systemClock, logger });
+}
+
+function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevocations {
+  const { namespace, timeoutMs, clock, logger } = options;
+  const freshMs = options.freshMs ?? 500;
+  const list = new RevocationList();
+  const copy = { version: 0, syncedAt: Number.NEGATIVE_INFINITY, pending: undefined as Promise<void> | undefined };
+  // A stub belongs to the request that made it, so each call makes its own.
+  const object = () => namespace.get(namespace.idFromName(REVOCATION_OBJECT));
+
+  const fetchChanges = async () => {
+    const asked = clock();
+    try {
+      const snapshot = await callDurableObject('counter', timeoutMs, () => object().since(copy.version));
+      if (snapshot !== null) {
+        for (const entry of snapshot.entries) list.add(entry);
+        copy.version = snapshot.version;
+        list.prune(clock());
+      }
+      copy.syncedAt = asked;
+    } catch (err) {
+      logger.warn(
+        { event: 'revocations_sync_failed', err: err instanceof Error ? err.message : String(err) },
+        'revocations not read from the Durable Object; the isolate keeps its copy and asks again',
+      );
+    }
+  };
+
+  return {
+    list,
+    reach: 'deployment',
+    sync() {
+      if (clock() - copy.syncedAt < freshMs) return Promise.resolve();
+      copy.pending ??= fetchChanges().finally(() => {
+        copy.pending = undefined;
+      });
+      return copy.pending;
+    },
+    async revoke(revocation) {
+      list.add(revocation);
+      try {
+        await callDurableObject('counter', timeoutMs, () => object().revoke(revocation));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}

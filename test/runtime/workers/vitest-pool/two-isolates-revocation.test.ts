@@ -1,0 +1,66 @@
+// Two gateway instances built in one workerd from the same bindings, standing in for two isolates: a gateway token
+// revoked through one (RFC 7009, with oauth4webapi's own revocation call) is refused by both, the other having
+// searched with it before; an admin's revocation of a client's tokens reaches both. The REVOCATIONS Durable Object
+// carries it.
+import { createExecutionContext, reset, waitOnExecutionContext } from 'cloudflare:test';
+import { beforeEach, describe, expect, it } from 'vitest';
+import * as clients from '../../../helpers/oauth-clients.js';
+import { isolate, simulator, type Isolate } from './control.js';
+import { WORKERD_CLIENT } from './workerd-env.js';
+
+const NUMBER = '020 7946 0001';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Milliseconds until `via` refuses `token` (asked every 50 ms), or Infinity after 3 s. */
+async function msUntilRefused(via: Isolate, token: string): Promise<number> {
+  const since = Date.now();
+  while (Date.now() - since < 3000) {
+    if ((await via.search(NUMBER, token)).status === 401) return Date.now() - since;
+    await sleep(50);
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+const targetOf = (via: Isolate): clients.OAuthTarget => ({
+  base: 'https://callerid.test',
+  fetch: async (url, init) => {
+    const ctx = createExecutionContext();
+    const res = await via.gateway.fetch(new Request(url, init as RequestInit), ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  },
+});
+
+describe('revocation across two isolates of one Worker deployment', () => {
+  beforeEach(async () => {
+    await reset();
+    await simulator.reset();
+  });
+
+  it('refuses a token revoked through A on both, B having searched with it before, within a second', async () => {
+    const [a, b] = [await isolate(), await isolate()];
+    const token = await a.login();
+    expect((await a.search(NUMBER, token)).status).toBe(200);
+    expect((await b.search(NUMBER, token)).status).toBe(200);
+    await clients.oauth4webapiRevoke(targetOf(a), WORKERD_CLIENT.id, WORKERD_CLIENT.secret, token);
+    expect((await a.search(NUMBER, token)).status).toBe(401);
+    expect(await msUntilRefused(b, token)).toBeLessThan(1000);
+    // A new isolate, started after the revocation, refuses it at its first request.
+    expect((await (await isolate()).search(NUMBER, token)).status).toBe(401);
+    expect((await b.search(NUMBER, await b.login())).status).toBe(200);
+  });
+
+  it('refuses every token of a client revoked by an admin through B on A', async () => {
+    const [a, b] = [await isolate(), await isolate()];
+    const token = await a.login();
+    expect((await a.search(NUMBER, token)).status).toBe(200);
+    const { res } = await b.request('/admin/tokens/revoke-client', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await b.login()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: WORKERD_CLIENT.id }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ client_id: WORKERD_CLIENT.id, reach: 'deployment' });
+    expect(await msUntilRefused(a, token)).toBeLessThan(1000);
+  });
+});
