@@ -33,7 +33,7 @@ import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory/counter-store.js';
-import { createStoreHealth } from './shared-state/store-health.js';
+import { createStoreHealth, type StoreHealth } from './shared-state/store-health.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -159,23 +159,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
-  // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
-  const addressHasher = createKeyedHasher({
-    key: `console-rate-limit:${config.gatewayTokens.secret}`,
-    syncHmac: runtime.syncHmac,
-    memoSize: 10_000,
-  });
-
-  const consoleLimiter = createConsoleRateLimiter({
-    ...config.console.rate,
-    onStoreError: config.guard.onStoreError,
-    shared: runtime.limiters,
-    health: counterHealth,
-    headerFormat: config.rateLimitHeaders,
-    logger,
-    clock,
-    keyOf: (address) => addressHasher.hash(address),
-  });
+  const consoleLimiter = createConsoleLimiter(config, runtime, counterHealth);
   const searches = createSearchUseCase({
     gatewayTokens,
     authenticateClient,
@@ -229,6 +213,26 @@ function clientRegistryOf(config: Config, fromFile: readonly ClientEntry[] | und
   return new ClientRegistry(fromFile ?? clientEntriesOf(config.clients, config.adminClients, quotas), clock, {
     fixed: new Map([...quotas].filter(([id]) => id === 'console')),
     perDay: quotaPerDay,
+  });
+}
+
+/** The console's limits, per address and in total, its addresses kept only as keyed hashes. */
+function createConsoleLimiter(config: Config, runtime: RuntimeDeps, counterHealth: StoreHealth | undefined) {
+  // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
+  const addressHasher = createKeyedHasher({
+    key: `console-rate-limit:${config.gatewayTokens.secret}`,
+    syncHmac: runtime.syncHmac,
+    memoSize: 10_000,
+  });
+  return createConsoleRateLimiter({
+    ...config.console.rate,
+    onStoreError: config.guard.onStoreError,
+    shared: runtime.limiters,
+    health: counterHealth,
+    headerFormat: config.rateLimitHeaders,
+    logger: runtime.logger,
+    clock: runtime.clock,
+    keyOf: (address) => addressHasher.hash(address),
   });
 }
 

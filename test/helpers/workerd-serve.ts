@@ -70,10 +70,13 @@ export async function startWorkerdServe(bindings: Record<string, string>): Promi
   }
 }
 
-/** The Worker with a Node gateway's settings as its bindings (what only a listener reads left out), quiet. */
+/**
+ * The Worker with a Node gateway's settings as its bindings (what only a listener reads left out), quiet, and the
+ * PUBLIC_BASE_URL a Worker requires.
+ */
 export function startWorkerdLike(env: Record<string, string | undefined>): Promise<WorkerdServe> {
   const vars = Object.entries(env).filter(
     (entry): entry is [string, string] => !['PORT', 'HOST'].includes(entry[0]) && Boolean(entry[1]),
   );
-  return startWorkerdServe({ ...Object.fromEntries(vars), LOG_LEVEL: 'silent' });
+  return startWorkerdServe({ PUBLIC_BASE_URL: 'http://localhost', ...Object.fromEntries(vars), LOG_LEVEL: 'silent' });
 }

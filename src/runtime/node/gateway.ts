@@ -2,11 +2,12 @@
 // services, the app and an HTTP server. Used by the entry point and by the integration tests.
 import { getRequestListener, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context } from 'hono';
 import { createHmac } from 'node:crypto';
 import { createNodeDocsAssets } from './docs-assets.js';
 import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
-import { bodyBoundOf, createApp, routeOfApp } from '../../app.js';
+import { bodyBoundOf, createApp, routeOfApp, type GatewayApp } from '../../app.js';
 import { bodyByMethod } from '../../request/request-rules.js';
 import { createListener } from './listener.js';
 import type { NodeRulesOptions } from './request-rules.js';
@@ -14,9 +15,10 @@ import { systemClock, type Clock } from '../../clock.js';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config.js';
 import { unknownSettingLine, unknownSettings } from '../../unknown-settings.js';
 import type { Logger } from '../../observability/logger.js';
+import type { SyncHmac } from '../../observability/keyed-hash.js';
 import { metricSourcesOf } from '../../metric-sources.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
-import { createServices, type Services } from '../../services.js';
+import { createServices, type RuntimeDeps, type Services } from '../../services.js';
 import type { UpstreamHttp } from '../../upstream/http.js';
 import { startDemo, type DemoSetup } from './demo.js';
 import { createNodeHttp } from './http.js';
@@ -59,49 +61,41 @@ export interface RunningGateway {
   close(options?: { timeoutMs?: number }): Promise<CloseResult>;
 }
 
-export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
-  let config = parseConfig(env, {
+/** The configuration to run with: the environment's, or demo mode's (refused with NODE_ENV=production). */
+async function configOf(env: EnvSource): Promise<{ config: Config; demo: DemoSetup | null }> {
+  const config = parseConfig(env, {
     publicBaseUrlRequiredBy: env.NODE_ENV === 'production' ? 'when NODE_ENV=production' : undefined,
   });
-  let demo: DemoSetup | null = null;
-  if (!config.upstream) {
-    if (env.NODE_ENV === 'production') {
-      throw new ConfigError(
-        'UPSTREAM_AUTH_URL',
-        'demo mode is refused when NODE_ENV=production: set UPSTREAM_AUTH_URL, UPSTREAM_BASE_URL, UPSTREAM_CLIENT_ID and UPSTREAM_CLIENT_SECRET',
-      );
-    }
-    demo = await startDemo(env);
-    config = parseConfig(demo.env);
-  }
-
-  const { clientsFile } = config;
-  // Before anything is connected: a wrong file stops the start with one line naming the field.
-  const fileClients = clientsFile === undefined ? undefined : loadClientsFile(clientsFile);
-  const logger = options.logger ?? createNodeLogger(config.log.level);
-  for (const unknown of unknownSettings(env, SETTING_NAMES)) {
-    logger.warn(
-      { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
-      unknownSettingLine(unknown),
+  if (config.upstream) return { config, demo: null };
+  if (env.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'UPSTREAM_AUTH_URL',
+      'demo mode is refused when NODE_ENV=production: set UPSTREAM_AUTH_URL, UPSTREAM_BASE_URL, UPSTREAM_CLIENT_ID and UPSTREAM_CLIENT_SECRET',
     );
   }
-  const http =
-    options.http ??
-    createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes, connectTimeoutMs: config.upstream?.timeoutMs });
-  const clock = options.clock ?? systemClock;
-  const metrics = options.metrics ?? createNodeMetrics();
-  const redis = config.redis.connection
-    ? createNodeRedis(config.redis.connection, logger, { commandTimeoutMs: config.redis.timeoutMs })
-    : undefined;
+  const demo = await startDemo(env);
+  return { config: parseConfig(demo.env), demo };
+}
+
+/** The shared state of a deployment in Redis (REDIS_URL and its kin), each adapter ready; none without Redis. */
+type RedisParts = Pick<RuntimeDeps, 'counters' | 'limiters' | 'lookupTier' | 'revocations' | 'tokenStore'> & {
+  close(): Promise<void>;
+};
+
+async function startRedisParts(config: Config, logger: Logger, clock: Clock): Promise<RedisParts> {
+  const { connection, keyPrefix } = config.redis;
+  const commandTimeoutMs = config.sharedStoreTimeoutMs;
+  const redis = connection ? createNodeRedis(connection, logger, { commandTimeoutMs }) : undefined;
   await redis?.ready(2000);
+  const secret = config.gatewayTokens.secret;
   // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
   const lookupTier =
-    redis && config.gatewayTokens.secret
+    redis && secret
       ? createRedisLookupTier({
           client: redis.client,
           subscriber: redis.duplicate({ autoResubscribe: false }),
-          keyPrefix: config.redis.keyPrefix,
-          secret: config.gatewayTokens.secret,
+          keyPrefix,
+          secret,
           clock,
           maxEntryBytes: config.sharedCache.maxEntryBytes,
           maxRetentionMs: maxRetentionMsOf(config),
@@ -110,60 +104,66 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       : undefined;
   await lookupTier?.ready(2000);
   // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
-  const revocations = await startRedisRevocations(redis, {
-    keyPrefix: config.redis.keyPrefix,
-    clock,
-    logger,
-    readyMs: 2000,
-  });
-  const services = await createServices(config, {
-    http,
-    clock,
+  const revocations = await startRedisRevocations(redis, { keyPrefix, clock, logger, readyMs: 2000 });
+  const upstream = config.upstream;
+  return {
+    // Limits, quotas and the budget hold for every replica sharing this Redis.
+    counters: redis && createRedisCounterStore({ client: redis.client, keyPrefix, timeoutMs: commandTimeoutMs, clock }),
+    // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
+    limiters: redis && createRedisLimiters({ client: redis.client, keyPrefix }),
+    lookupTier,
+    revocations,
+    tokenStore:
+      redis && upstream && secret
+        ? createRedisTokenStore({
+            client: redis.client,
+            keyPrefix,
+            clientId: upstream.clientId,
+            secret,
+            timeoutMs: commandTimeoutMs,
+            // The holder's login may take the upstream timeout; publishing it one more Redis command.
+            leaseMs: upstream.timeoutMs + 2 * commandTimeoutMs,
+            clock,
+          })
+        : undefined,
+    async close() {
+      lookupTier?.close();
+      revocations?.close();
+      await redis?.close();
+    },
+  };
+}
+
+/** The keyed number hash's HMAC-SHA-256, synchronous on Node. */
+const nodeHmac: SyncHmac = (key, data) => createHmac('sha256', key).update(data).digest('hex');
+
+/** What only Node gives the services: its clock, upstream pool, logger, metrics, connection and HMAC. */
+function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger, metrics: GatewayMetrics) {
+  return {
+    http:
+      options.http ??
+      createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes, connectTimeoutMs: config.upstream?.timeoutMs }),
+    clock: options.clock ?? systemClock,
     logger,
     telemetry: metrics.telemetry,
     metrics,
     // Absent where the app is called in process, without a connection (tests).
-    peerAddress: (c) =>
+    peerAddress: (c: Context) =>
       (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined,
-    requestTarget: (c) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
-    // Limits, quotas and the budget hold for every replica sharing this Redis.
-    counters: redis
-      ? createRedisCounterStore({
-          client: redis.client,
-          keyPrefix: config.redis.keyPrefix,
-          timeoutMs: config.redis.timeoutMs,
-          clock,
-        })
-      : undefined,
-    // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
-    limiters: redis ? createRedisLimiters({ client: redis.client, keyPrefix: config.redis.keyPrefix }) : undefined,
-    lookupTier,
-    revocations,
-    clients: fileClients,
-    tokenStore:
-      redis && config.upstream && config.gatewayTokens.secret
-        ? createRedisTokenStore({
-            client: redis.client,
-            keyPrefix: config.redis.keyPrefix,
-            clientId: config.upstream.clientId,
-            secret: config.gatewayTokens.secret,
-            timeoutMs: config.redis.timeoutMs,
-            // The holder's login may take the upstream timeout; publishing it one more Redis command.
-            leaseMs: config.upstream.timeoutMs + 2 * config.redis.timeoutMs,
-            clock,
-          })
-        : undefined,
-    syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
+    requestTarget: (c: Context) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
+    syncHmac: nodeHmac,
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
-  });
-  metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
-  const app = createApp(services);
-  // Clients added to or removed from the file take effect without a restart (and on SIGHUP).
-  const clientsWatch =
-    clientsFile === undefined
-      ? undefined
-      : watchClientsFile({ path: clientsFile, registry: services.clients, logger, metrics: metrics.registry });
+  } satisfies Partial<RuntimeDeps>;
+}
 
+/** The API's listener (Node's search door in front of the app, behind the request rules) and the metrics listener. */
+function listenersOf(
+  config: Config,
+  services: Services,
+  app: GatewayApp,
+  metrics: GatewayMetrics,
+  options: NodeGatewayOptions,
+) {
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
     rules: { takesBody: bodyByMethod, boundOf: bodyBoundOf(config) },
@@ -176,18 +176,76 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   );
   const metricsListener =
     config.metrics.port > 0
-      ? createMetricsServer(metrics, { token: config.metrics.token, http: config.http, record: services.recordRequest })
+      ? createMetricsServer(metrics, {
+          token: config.metrics.token,
+          http: config.http,
+          record: services.recordRequest,
+        })
       : null;
+  return { server, metricsListener };
+}
+
+/** The start line, and a warning where /metrics answers anyone on the API port. */
+function announce(
+  logger: Logger,
+  config: Config,
+  at: { url: string; port: number; metricsPort?: number },
+  demo: boolean,
+) {
+  logger.info(
+    {
+      event: 'start',
+      port: at.port,
+      metricsPort: at.metricsPort ?? at.port,
+      docs: config.docs.enabled ? `${at.url}/docs` : false,
+      demo,
+    },
+    'gateway listening',
+  );
+  if (at.metricsPort === undefined && config.metrics.token === undefined) {
+    logger.warn(
+      { event: 'metrics_open', port: at.port },
+      'METRICS_PORT=0 and no METRICS_TOKEN: GET /metrics on the API port shows every client id to anyone who reaches it',
+    );
+  }
+}
+
+export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
+  const { config, demo } = await configOf(env);
+  const { clientsFile } = config;
+  // Before anything is connected: a wrong file stops the start with one line naming the field.
+  const fileClients = clientsFile === undefined ? undefined : loadClientsFile(clientsFile);
+  const logger = options.logger ?? createNodeLogger(config.log.level);
+  for (const unknown of unknownSettings(env, SETTING_NAMES)) {
+    logger.warn(
+      { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
+      unknownSettingLine(unknown),
+    );
+  }
+  const metrics = options.metrics ?? createNodeMetrics();
+  const runtime = nodeRuntime(config, options, logger, metrics);
+  const redis = await startRedisParts(config, logger, runtime.clock);
+  const services = await createServices(config, { ...runtime, ...redis, clients: fileClients });
+  metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
+  const app = createApp(services);
+  // Clients added to or removed from the file take effect without a restart (and on SIGHUP).
+  const clientsWatch =
+    clientsFile === undefined
+      ? undefined
+      : watchClientsFile({ path: clientsFile, registry: services.clients, logger, metrics: metrics.registry });
+  const { server, metricsListener } = listenersOf(config, services, app, metrics, options);
+  const release = async (httpWithinMs: number) => {
+    clientsWatch?.close();
+    await settledWithin(runtime.http.close?.(), httpWithinMs);
+    await redis.close();
+    await demo?.close();
+  };
   try {
     await listen(server, config.port, config.host, 'PORT');
     if (metricsListener) await listen(metricsListener, config.metrics.port, config.metrics.host, 'METRICS_PORT');
   } catch (err) {
     if (server.listening) server.close();
-    revocations?.close();
-    clientsWatch?.close();
-    await settledWithin(http.close?.(), 1000);
-    await redis?.close();
-    await demo?.close();
+    await release(1000);
     throw err;
   }
   const { port } = server.address() as AddressInfo;
@@ -196,22 +254,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const metricsServer = metricsListener
     ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
     : null;
-  logger.info(
-    {
-      event: 'start',
-      port,
-      metricsPort: metricsServer?.port ?? port,
-      docs: config.docs.enabled ? `${url}/docs` : false,
-      demo: demo !== null,
-    },
-    'gateway listening',
-  );
-  if (!metricsServer && config.metrics.token === undefined) {
-    logger.warn(
-      { event: 'metrics_open', port },
-      'METRICS_PORT=0 and no METRICS_TOKEN: GET /metrics on the API port shows every client id to anyone who reaches it',
-    );
-  }
+  announce(logger, config, { url, port, metricsPort: metricsServer?.port }, demo !== null);
 
   return {
     url,
@@ -230,12 +273,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
         metricsServer ? closeGracefully(metricsServer.server, timeoutMs) : undefined,
       ]);
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
-      await settledWithin(http.close?.(), deadline - Date.now());
-      lookupTier?.close();
-      revocations?.close();
-      clientsWatch?.close();
-      await redis?.close();
-      await demo?.close();
+      await release(deadline - Date.now());
       return result;
     },
   };
