@@ -2,7 +2,7 @@
 // the app without knowing its routes, the domain knows no web framework, and the runtimes never import each other.
 
 /** The runtime-neutral folders below the routes: what a search, a login or a lookup decides. */
-const DOMAIN = 'lookup|guard|limits|upstream|auth|cnam|phone|search|request';
+const DOMAIN = 'lookup|guard|limits|upstream|auth|cnam|search|request';
 /** The ports the domain writes to (shared state, telemetry, logs). */
 const PORTS = 'shared-state|observability';
 /** The layer that speaks HTTP through Hono: routes, the console, the docs, the middleware. */

@@ -18,7 +18,7 @@ import type { MetricsEndpoint } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
-import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
+import { createNumberNormalizer, type NumberNormalizer } from './search/normalize.js';
 import { createConsoleRateLimiter, type ConsoleRateLimiter } from './limits/console-limits.js';
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from './shared-state/fallback-counter-store.js';

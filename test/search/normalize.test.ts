@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/min';
 import metadata from 'libphonenumber-js/metadata.min.json';
-import { createNumberNormalizer, MAIN_COUNTRY_METADATA, SHARED_CALLING_CODES } from '../../src/phone/normalize.js';
+import { createNumberNormalizer, MAIN_COUNTRY_METADATA, SHARED_CALLING_CODES } from '../../src/search/normalize.js';
 
 const gb = createNumberNormalizer({ defaultRegion: 'GB' });
 const au = createNumberNormalizer({ defaultRegion: 'AU' });
