@@ -69,7 +69,8 @@ describe.skipIf(!hasCurl)('the examples of docs/api.md and docs/workers.md, agai
     );
     origin = gateway.url;
     const secret = gateway.demo!.clientSecret;
-    env = { SECRET: secret, CLIENT_SECRET: secret, TOKEN: await loginAt(origin, gateway.demo!.clientId, secret) };
+    const login = () => loginAt(origin, gateway.demo!.clientId, secret);
+    env = { SECRET: secret, CLIENT_SECRET: secret, TOKEN: await login(), OLD_TOKEN: await login() };
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   });
   afterAll(async () => {
@@ -89,7 +90,7 @@ describe.skipIf(!hasCurl)('the examples of docs/api.md and docs/workers.md, agai
   it('docs/api.md: every shell command answers what the doc shows after it', async () => {
     const blocks = api;
     const sh = blocks.filter((b) => b.lang === 'sh');
-    expect(sh.length).toBe(4);
+    expect(sh.length).toBe(6);
     for (const block of sh) {
       // The JSON block right after a shell block is what it prints.
       const next = blocks[blocks.indexOf(block) + 1];
@@ -97,6 +98,14 @@ describe.skipIf(!hasCurl)('the examples of docs/api.md and docs/workers.md, agai
       for (const { command, expected } of commandsOf(block.code)) {
         const out = await run('bash', ['-c', command.replaceAll(DOC_ORIGIN, origin)], env);
         expect(out.code, `${command}\n${out.stderr}`).toBe(0);
+        // A revocation answers 200 with no body (RFC 7009 section 2.2): the doc shows none.
+        if (command.includes('/oauth2/revoke')) {
+          expect([out.stdout, shown]).toEqual(['', undefined]);
+          const search = `${origin}/v2/contacts/search?what=%2B442079460001`;
+          const revoked = await fetch(search, { headers: { authorization: `Bearer ${env.OLD_TOKEN}` } });
+          expect(revoked.status).toBe(401);
+          continue;
+        }
         const answer = JSON.parse(out.stdout) as Record<string, unknown>;
         // Never a problem (application/problem+json has type, title, status).
         expect(answer.status, `${command}: ${out.stdout}`).toBeUndefined();
