@@ -16,6 +16,7 @@ import type { MetricsEndpoint } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
+import { tracingOff, type Tracing } from './observability/tracing/tracing.js';
 import { createNumberNormalizer, type NumberNormalizer } from './phone/normalize.js';
 import { createConsoleRateLimiter, type ConsoleRateLimiter } from './limits/console-limits.js';
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
@@ -63,6 +64,8 @@ export interface RuntimeDeps {
   onRequest?: RequestRecorder | undefined;
   /** Swagger UI's files for /docs (Node: from swagger-ui-dist). Absent: /docs says so; /openapi.json still works. */
   docsAssets?: DocsAssets;
+  /** The runtime's tracing (createNodeTracing, createWorkerTracing). Absent: off, a caller's context only passed on. */
+  tracing?: Tracing;
 }
 
 export interface Services {
@@ -101,6 +104,8 @@ export interface Services {
   guard: CostGuard;
   background: RunInBackground;
   docsAssets: DocsAssets | undefined;
+  /** Spans of every request and of the calls it makes; its drops on the metrics, its flush on shutdown. */
+  tracing: Tracing;
 }
 
 export async function createServices(config: Config, runtime: RuntimeDeps): Promise<Services> {
@@ -210,6 +215,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     counters,
     guard,
     background,
+    tracing: runtime.tracing ?? tracingOff,
   };
 }
 

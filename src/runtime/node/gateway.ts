@@ -28,6 +28,7 @@ import { createRedisLimiters } from '../redis/limiters.js';
 import { createRedisLookupTier } from '../redis/lookup-tier.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
+import { createNodeTracing } from './tracing.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search contract. */
@@ -139,6 +140,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
         : undefined,
     syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
+    tracing: createNodeTracing(config.tracing),
   });
   metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
   const app = createApp(services);
@@ -211,6 +213,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       lookupTier?.close();
       await redis?.close();
       await demo?.close();
+      await settledWithin(services.tracing.flush(), Math.max(1000, deadline - Date.now()));
       return result;
     },
   };
