@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { Telemetry } from '../observability/telemetry.js';
+import type { Span } from '../observability/tracing/span.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
 import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
@@ -13,7 +14,10 @@ import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */
 /** The upstream search the guard lets through: the search client's own `search`. */
-export type UpstreamSearch = (e164: string, options: { deadline: number }) => Promise<UpstreamAnswer>;
+export type UpstreamSearch = (
+  e164: string,
+  options: { deadline: number; span?: Span | undefined },
+) => Promise<UpstreamAnswer>;
 export type CacheLoad = (e164: string, context: LookupContext) => Promise<UpstreamAnswer>;
 
 export interface UpstreamGuardOptions {
@@ -89,7 +93,7 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
         const label = options.labelOf(context.client);
         if (label !== undefined) telemetry.clientUpstreamCall(label);
         try {
-          const answer = await search(e164, { deadline });
+          const answer = await search(e164, { deadline, span: context.span });
           ticket.success();
           charged = true;
           return answer;

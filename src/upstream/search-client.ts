@@ -5,6 +5,14 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
+import {
+  endUpstreamSpan,
+  startUpstreamSpan,
+  traceHeaders,
+  type UpstreamCall,
+} from '../observability/tracing/http-spans.js';
+import type { Span } from '../observability/tracing/span.js';
+import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
 import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
@@ -67,6 +75,8 @@ export interface UpstreamAnswer {
 interface SearchOptions {
   /** Epoch ms (on the client's clock) the whole lookup must end by; default now + `timeoutMs`. */
   deadline?: number;
+  /** The span each exchange's client span goes under, and whose trace the upstream request carries. */
+  span?: Span | undefined;
 }
 
 export interface SearchClient {
@@ -88,6 +98,8 @@ export interface SearchClientOptions {
   resultsPath?: string;
   /** The longest pause an upstream 429's Retry-After may impose (UPSTREAM_COOLDOWN_MAX_SECONDS); default one hour. */
   maxRetryAfterMs?: number;
+  /** A client span per exchange, its context in the request's `traceparent`; default off. */
+  tracer?: Tracer | undefined;
 }
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -103,6 +115,17 @@ interface Searcher {
   maxRetryAfterMs: number;
   /** The request headers change only with the token: built once per token, not once per search. */
   headersOf: { token: string; headers: Record<string, string> };
+  tracer: Tracer;
+  /** The exchange as its client span names it: the URL's template, never the number. */
+  call: UpstreamCall;
+}
+
+const SEARCH_PATH = '/v2/contacts/search';
+
+function upstreamCallOf(baseUrl: string): UpstreamCall {
+  const url = new URL(baseUrl);
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { method: 'GET', urlTemplate: SEARCH_PATH, serverAddress: url.hostname, serverPort: port };
 }
 
 export function createSearchClient(options: SearchClientOptions): SearchClient {
@@ -111,10 +134,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
     clock: options.clock ?? systemClock,
     telemetry: options.telemetry ?? noopTelemetry,
     logger: options.logger ?? silentLogger,
-    searchUrl: `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`,
+    searchUrl: `${options.baseUrl.replace(/\/+$/, '')}${SEARCH_PATH}`,
     resultsPath: options.resultsPath === undefined ? undefined : parsePath(options.resultsPath),
     maxRetryAfterMs: options.maxRetryAfterMs ?? 3_600_000,
     headersOf: { token: '', headers: {} },
+    tracer: options.tracer ?? disabledTracer,
+    call: upstreamCallOf(options.baseUrl),
   };
   return { search: (e164, searchOptions) => search(s, e164, searchOptions) };
 }
@@ -127,7 +152,8 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
   const url = `${s.searchUrl}?what=${encodeURIComponent(e164)}`;
 
   const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline));
-  let reply = await send(s, url, firstToken, deadline, 1);
+  const exchange = { url, deadline, span: searchOptions.span };
+  let reply = await send(s, exchange, firstToken, 1);
   if (isRefusal(reply) && reply.status === 401) {
     logger.info(
       { event: 'upstream_search_unauthorized', attempt: 1 },
@@ -135,7 +161,7 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
     );
     tokens.invalidate(firstToken);
     const secondToken = await tokenBefore(s, deadline);
-    reply = await send(s, url, secondToken, deadline, 2);
+    reply = await send(s, exchange, secondToken, 2);
     if (isRefusal(reply) && reply.status === 401) {
       logger.error(
         { event: 'upstream_search_unauthorized', attempt: 2 },
@@ -175,10 +201,18 @@ async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
   }
 }
 
-function requestHeaders(s: Searcher, token: string): Record<string, string> {
+/** The request's header fields: the token's, and the trace context of the exchange's span when there is one. */
+function requestHeaders(s: Searcher, token: string, span: Span): Record<string, string> {
   if (s.headersOf.token !== token)
     s.headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
-  return s.headersOf.headers;
+  return span.context === undefined ? s.headersOf.headers : { ...s.headersOf.headers, ...traceHeaders(span) };
+}
+
+/** One exchange of a search: its URL, the lookup's deadline and the span it goes under. */
+interface Exchange {
+  url: string;
+  deadline: number;
+  span: Span | undefined;
 }
 
 /**
@@ -187,21 +221,24 @@ function requestHeaders(s: Searcher, token: string): Record<string, string> {
  */
 async function send(
   s: Searcher,
-  url: string,
+  exchange: Exchange,
   token: string,
-  deadline: number,
   attempt: number,
 ): Promise<UpstreamAnswer | UpstreamResponse> {
   const { clock, telemetry, logger } = s;
+  const { url, deadline } = exchange;
   const remaining = deadline - clock();
   if (remaining <= 0) throw timedOut();
   const started = clock();
   const seconds = (): number => (clock() - started) / 1000;
+  const span = startUpstreamSpan(s.tracer, exchange.span, s.call);
   let res: UpstreamResponse;
   try {
-    res = await s.options.http.request({ method: 'GET', url, headers: requestHeaders(s, token), timeoutMs: remaining });
+    const headers = requestHeaders(s, token, span);
+    res = await s.options.http.request({ method: 'GET', url, headers, timeoutMs: remaining });
   } catch (err) {
     const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+    endUpstreamSpan(span, { errorType: kind });
     telemetry.upstreamCall('search', transportOutcome(kind), seconds());
     logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
     if (kind === 'timeout')
@@ -212,6 +249,7 @@ async function send(
       });
     throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
   }
+  endUpstreamSpan(span, { status: res.status });
   if (res.status !== 200) {
     telemetry.upstreamCall('search', searchStatusOutcome(res.status), seconds());
     return res;

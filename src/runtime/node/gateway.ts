@@ -151,10 +151,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     record: services.recordRequest,
     routeOf: routeOfApp(app),
   };
-  const server = createListener(
-    options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest),
-    { ...rules, http: config.http, maxConnections: config.http.maxConnections },
-  );
+  const server = createListener(options.searchDoor === false ? listener : withSearchDoor(listener, services), {
+    ...rules,
+    http: config.http,
+    maxConnections: config.http.maxConnections,
+  });
   const metricsListener =
     config.metrics.port > 0
       ? createMetricsServer(metrics, { token: config.metrics.token, http: config.http, record: services.recordRequest })
