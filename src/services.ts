@@ -155,23 +155,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   });
   const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
-  // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
-  const addressHasher = createKeyedHasher({
-    key: `console-rate-limit:${config.gatewayTokens.secret}`,
-    syncHmac: runtime.syncHmac,
-    memoSize: 10_000,
-  });
-
-  const consoleLimiter = createConsoleRateLimiter({
-    ...config.console.rate,
-    onStoreError: config.guard.onStoreError,
-    shared: runtime.limiters,
-    health: counterHealth,
-    headerFormat: config.rateLimitHeaders,
-    logger,
-    clock,
-    keyOf: (address) => addressHasher.hash(address),
-  });
+  const consoleLimiter = createConsoleLimiter(config, runtime, counterHealth);
   const searches = createSearchUseCase({
     gatewayTokens,
     authenticateClient,
@@ -219,6 +203,30 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   };
 }
 
+/** The console's limits, per address (a keyed hash) and in total, in the shared store where there is one. */
+function createConsoleLimiter(
+  config: Config,
+  runtime: RuntimeDeps,
+  health: SharedCounters['counterHealth'],
+): ConsoleRateLimiter {
+  // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
+  const addressHasher = createKeyedHasher({
+    key: `console-rate-limit:${config.gatewayTokens.secret}`,
+    syncHmac: runtime.syncHmac,
+    memoSize: 10_000,
+  });
+  return createConsoleRateLimiter({
+    ...config.console.rate,
+    onStoreError: config.guard.onStoreError,
+    shared: runtime.limiters,
+    health,
+    headerFormat: config.rateLimitHeaders,
+    logger: runtime.logger,
+    clock: runtime.clock,
+    keyOf: (address) => addressHasher.hash(address),
+  });
+}
+
 function withRequestHook(record: RequestRecorder, hook: RequestRecorder | undefined): RequestRecorder {
   if (!hook) return record;
   return function recordRequest(r) {
@@ -245,6 +253,7 @@ function createUpstreamTokens(config: Config, upstream: NonNullable<Config['upst
     storeHealth:
       runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
     storeTimeoutMs: config.sharedStoreTimeoutMs,
+    tracer: runtime.tracing?.tracer,
   });
 }
 

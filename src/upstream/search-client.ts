@@ -9,6 +9,7 @@ import {
   endUpstreamSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
   type UpstreamCall,
 } from '../observability/tracing/http-spans.js';
 import type { Span } from '../observability/tracing/span.js';
@@ -122,11 +123,6 @@ interface Searcher {
 
 const SEARCH_PATH = '/v2/contacts/search';
 
-function upstreamCallOf(baseUrl: string): UpstreamCall {
-  const url = new URL(baseUrl);
-  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  return { method: 'GET', urlTemplate: SEARCH_PATH, serverAddress: url.hostname, serverPort: port };
-}
 
 export function createSearchClient(options: SearchClientOptions): SearchClient {
   const s: Searcher = {
@@ -139,7 +135,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
     maxRetryAfterMs: options.maxRetryAfterMs ?? 3_600_000,
     headersOf: { token: '', headers: {} },
     tracer: options.tracer ?? disabledTracer,
-    call: upstreamCallOf(options.baseUrl),
+    call: upstreamCall('GET', options.baseUrl, SEARCH_PATH),
   };
   return { search: (e164, searchOptions) => search(s, e164, searchOptions) };
 }
@@ -151,7 +147,7 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
   const deadline = searchOptions.deadline ?? s.clock() + options.timeoutMs;
   const url = `${s.searchUrl}?what=${encodeURIComponent(e164)}`;
 
-  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline));
+  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline, searchOptions.span));
   const exchange = { url, deadline, span: searchOptions.span };
   let reply = await send(s, exchange, firstToken, 1);
   if (isRefusal(reply) && reply.status === 401) {
@@ -160,7 +156,7 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
       'upstream refused the token; retrying with a fresh one',
     );
     tokens.invalidate(firstToken);
-    const secondToken = await tokenBefore(s, deadline);
+    const secondToken = await tokenBefore(s, deadline, searchOptions.span);
     reply = await send(s, exchange, secondToken, 2);
     if (isRefusal(reply) && reply.status === 401) {
       logger.error(
@@ -187,7 +183,7 @@ const isRefusal = (reply: UpstreamAnswer | UpstreamResponse): reply is UpstreamR
 
 // The token manager's own refresh has its own timeout and is shared with other callers; this
 // lookup only stops waiting for it when its own deadline passes.
-async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
+async function tokenBefore(s: Searcher, deadline: number, span: Span | undefined): Promise<string> {
   const remaining = deadline - s.clock();
   if (remaining <= 0) throw timedOut();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -195,7 +191,7 @@ async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
     timer = setTimeout(() => reject(timedOut()), remaining);
   });
   try {
-    return await Promise.race([s.options.upstreamTokens.getToken(), expiry]);
+    return await Promise.race([s.options.upstreamTokens.getToken(span), expiry]);
   } finally {
     clearTimeout(timer);
   }

@@ -67,11 +67,15 @@ describe.each([
     });
     const lookup = spans.find((s) => s.kind === INTERNAL && s.name === 'lookup')!;
     expect(lookup.parentSpanId).toBe(server.spanId);
-    const upstream = spans.find((s) => s.kind === CLIENT)!;
+    const upstream = spans.find((s) => s.kind === CLIENT && s.name === 'GET /v2/contacts/search')!;
     expect(upstream).toMatchObject({ name: 'GET /v2/contacts/search', parentSpanId: lookup.spanId });
     expect(upstream.attributes).toMatchObject({ 'http.response.status_code': 200, 'server.address': '127.0.0.1' });
     expect(stack.simulator.controls.stats().traceparentsSeen).toContain(`00-${caller.traceId}-${upstream.spanId}-01`);
     expect(requestLine(caller.traceId)?.fields.spanId).toBe(server.spanId);
+    // The first search of a fresh gateway logs in upstream first: that login is this trace's too.
+    const login = spans.find((s) => s.name === 'POST /token/login')!;
+    expect(login).toMatchObject({ kind: CLIENT, parentSpanId: lookup.spanId });
+    expect(login.attributes['http.response.status_code']).toBe(200);
     // Never the number: no run of its digits in any name or attribute.
     for (const span of spans)
       for (const text of [span.name, ...Object.values(span.attributes).map(String)])
