@@ -70,7 +70,7 @@ export function createLookupChain(
   });
   // 3. The cost guard around it: runs only for a real upstream call (not for hits, stale answers or joiners),
   // the one place to charge it.
-  const guardedLoad = parts.guard.guardLoad(upstreamSearch.search);
+  const guardedLoad = parts.guard.guardLoad(upstreamSearch.search, runtime.tracing?.tracer);
   // 2. The shared tier, where the runtime has one; 1. the local LRU in front of all.
   const lookupCache = createLookupCache({
     load: guardedLoad,
@@ -122,5 +122,6 @@ function sharedTier(
     fillWaitMs: upstreamTimeoutMs,
     // Outlives the filler's one upstream call (bounded by UPSTREAM_TIMEOUT_MS), so a filler that died blocks nobody long.
     leaseMs: upstreamTimeoutMs + 1000,
+    tracer: runtime.tracing?.tracer,
   };
 }

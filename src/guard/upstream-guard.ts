@@ -7,6 +7,7 @@ import type { LookupContext } from '../lookup/types.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
+import type { Tracer } from '../observability/tracing/tracer.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
 import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
@@ -33,6 +34,8 @@ export interface UpstreamGuardOptions {
   timeoutMs: number;
   /** The metric label of a caller: a registered id or `console`; undefined for anything else (not reported). */
   labelOf: (client: string) => string | undefined;
+  /** A `guard queue` span of the wait for an upstream slot, under a recorded lookup's span; absent: none. */
+  tracer?: Tracer | undefined;
 }
 
 const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
@@ -58,7 +61,7 @@ function breakerOpen(ms: number): GatewayError {
 }
 
 export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOptions): CacheLoad {
-  const { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry } = options;
+  const { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry, tracer } = options;
 
   /** Refusals that cost nothing: checked before anything is reserved, and again just before the call. */
   function refuseIfClosed(): void {
@@ -79,7 +82,9 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
     try {
       refuseIfClosed();
       // The console counts as one caller: its share is one caller's, whatever its traffic.
+      const queued = context.span?.recording === true ? tracer?.startSpan('guard queue', context.span) : undefined;
       const release = await bulkhead.acquire(context.client, deadline);
+      queued?.end();
       if (typeof release !== 'function') {
         throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', {
           headers: { 'retry-after': '1' },

@@ -1,9 +1,14 @@
 // One trace from the caller to the upstream over real sockets: the gateway exports to an OTLP/HTTP receiver that
 // decodes with OpenTelemetry's own proto files, the simulator records the `traceparent` it receives; through Node's
 // search door and through the app alike.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { checkRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+
+const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -115,5 +120,50 @@ describe.each([
     const [server] = await spansOf(caller.traceId);
     expect(server?.attributes['gateway.problem.type']).toBe(body.type);
     expect(server?.attributes['http.response.status_code']).toBe(400);
+  });
+});
+
+describe.skipIf(!sharedRedis)('tracing a miss with the shared tier in Redis (127.0.0.1:6379)', () => {
+  let receiver: OtlpReceiver;
+  let stack: Stack;
+  const prefix = `test-${randomUUID()}`;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    stack = await startStack({
+      env: {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: prefix,
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await receiver.close();
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('puts the read of the tier and the wait for an upstream slot under the lookup', async () => {
+    const caller = callerContext('01');
+    const res = await stack.search('+442079460014', await stack.login('crm'), {
+      headers: { traceparent: caller.traceparent },
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await stack.gateway.services.tracing.flush();
+    const spans = receiver.spans().filter((s) => s.traceId === caller.traceId);
+    const lookup = spans.find((s) => s.name === 'lookup')!;
+    const tier = spans.find((s) => s.name === 'lookup redis')!;
+    expect(tier).toMatchObject({ kind: INTERNAL, parentSpanId: lookup.spanId });
+    expect(tier.attributes['lookup.tier.result']).toBe('absent');
+    expect(spans.find((s) => s.name === 'guard queue')?.parentSpanId).toBe(lookup.spanId);
+    expect(spans.find((s) => s.kind === CLIENT && s.name === 'GET /v2/contacts/search')?.parentSpanId).toBe(
+      lookup.spanId,
+    );
   });
 });

@@ -14,7 +14,7 @@ import type { FetchFunction } from '../../../../src/observability/tracing/otlp-h
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
 import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
 import { createWorkerTracing } from '../../../../src/runtime/workers/tracing.js';
-import { isolate, simulator, simulatorUrl } from './control.js';
+import { isolate, METRICS_TOKEN, simulator, simulatorUrl } from './control.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -101,6 +101,7 @@ describe('the Worker gateway traced in workerd', () => {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${simulatorUrl()}/v1/traces`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '10',
+      METRICS_TOKEN,
     });
     const token = await worker.login();
     const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`;
@@ -122,6 +123,11 @@ describe('the Worker gateway traced in workerd', () => {
     expect(((await refused.res.json()) as { traceId?: string }).traceId).toBe(TRACE);
     await waitOnExecutionContext(refused.ctx);
     // The miss's server, lookup, login and upstream spans, the refusal's server span (and the logins' own requests').
-    expect(worker.gateway.services.tracing.dropped()).toBeGreaterThanOrEqual(5);
+    const dropped = worker.gateway.services.tracing.dropped();
+    expect(dropped).toBeGreaterThanOrEqual(5);
+    // The deployment's /metrics (the metrics object's sum of every isolate's pushes) counts them.
+    const scraped = await worker.scrape();
+    const counted = Number(/^callerid_gateway_trace_spans_dropped_total (\d+)$/m.exec(scraped)?.[1]);
+    expect(counted).toBeGreaterThanOrEqual(dropped);
   });
 });
