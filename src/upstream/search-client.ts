@@ -123,7 +123,6 @@ interface Searcher {
 
 const SEARCH_PATH = '/v2/contacts/search';
 
-
 export function createSearchClient(options: SearchClientOptions): SearchClient {
   const s: Searcher = {
     options,
