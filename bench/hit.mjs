@@ -3,11 +3,12 @@
 // the same body, the same server with the search's header fields and access-log line (the floor for an answer that
 // keeps the contract), the same job built from stock parts the way their docs show it (servers/stock-parts.mjs: what
 // a user would write without the gateway), this build's gateway without REDIS_URL, this build with REDIS_URL (shared
-// token, lookup tier, counters), and (with --before, a name from bench/baselines.mjs) the gateway built from <ref>. Rounds alternate the order so drift on a shared machine hits all alike;
+// token, lookup tier, counters), this build with tracing on at ratio 1.0, and (with --before, a name from bench/baselines.mjs) the gateway built from <ref>. Rounds alternate the order so drift on a shared machine hits all alike;
 // the table has medians of req/s, p50, p99 and server CPU per request, and each one's ratio to the before and to bare
 // node. With --together every round loads all servers at once (each its own wrk), for ratios that hold on a machine
 // whose speed drifts between rounds; req/s are then shares of one core, not each server's own. Every feature on the hit path (client rate, revocation check, shared stores) must show here as ~1x.
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +53,20 @@ servers['this build, REDIS_URL'] = await startChild('servers/gateway.mjs', {
   ...env,
   REDIS_URL,
   REDIS_KEY_PREFIX: prefix,
+});
+// Tracing on, every trace recorded (no caller's traceparent): each hit's server span is encoded and sent to a
+// collector that reads each export request and answers 200 with nothing else to do (the bench's own sink).
+const collector = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.end());
+});
+await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+servers['this build, tracing on (ratio 1.0)'] = await startChild('servers/gateway.mjs', {
+  ...env,
+  REDIS_URL: '',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.address().port}/v1/traces`,
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '1',
 });
 if (baselineScript !== null)
   servers[`before (${beforeRef})`] = await startChild(baselineScript, { ...env, REDIS_URL: '' });
@@ -192,6 +207,7 @@ process.stdout.write(
 
 for (const s of Object.values(servers)) s.child.send({ type: 'stop' });
 await simulator.close();
+collector.close();
 const { Redis } = await import('ioredis');
 const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 try {

@@ -8,6 +8,7 @@ import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
 import { headLength } from './middleware/head-length.js';
 import { requestId } from './middleware/request-id.js';
+import { serverSpan } from './middleware/server-span.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
 import { bodyByMethod, type BodyBoundOf } from './request/request-rules.js';
 import { requestRules } from './middleware/request-rules.js';
@@ -39,7 +40,10 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.use(headLength());
   app.use(requestId());
-  app.use(accessLog({ record: services.recordRequest, routeOf: routeResolver(() => app.routes) }));
+  const routeOf = routeResolver(() => app.routes);
+  app.use(accessLog({ record: services.recordRequest, routeOf }));
+  // Inside the access log, which writes the span's ids on its line; around everything that answers.
+  app.use(serverSpan({ tracer: services.tracing.tracer, routeOf, addressOf: services.addressOf }));
   // Before any route: a bad Host, an unwanted body, two Authorization fields, `/console/../x` (which must not reach `/x`).
   app.use(requestRules({ takesBody: bodyByMethod, boundOf: bodyBoundOf(services.config) }, services.requestTarget));
   // Before any route reads a body: an oversized one is refused, never buffered.

@@ -113,6 +113,22 @@ export function problemResponse(
   return responseOf(problemAnswer(code, detail, requestId, headers, extensions));
 }
 
+/**
+ * A problem body with the trace id of its request (`traceId`, which a caller can quote), and the problem's `type`;
+ * a body that is no JSON object stays as it is.
+ */
+export function problemWithTraceId(body: string, traceId: string): { body: string; type: string | undefined } {
+  let problem: unknown;
+  try {
+    problem = JSON.parse(body);
+  } catch {
+    return { body, type: undefined };
+  }
+  if (typeof problem !== 'object' || problem === null || Array.isArray(problem)) return { body, type: undefined };
+  const { type } = problem as { type?: unknown };
+  return { body: JSON.stringify({ ...problem, traceId }), type: typeof type === 'string' ? type : undefined };
+}
+
 const responseOf = (answer: ProblemAnswer): Response =>
   new Response(answer.body, { status: answer.status, headers: answer.headers });
 

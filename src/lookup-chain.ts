@@ -17,6 +17,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './observability/logger.js';
 import type { SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
+import type { Tracing } from './observability/tracing/tracing.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import type { UpstreamHttp } from './upstream/http.js';
 import type { RunInBackground } from './shared-state/background.js';
@@ -40,6 +41,8 @@ export interface LookupChainRuntime {
   lookupTier?: LookupTier | undefined;
   background?: RunInBackground | undefined;
   syncHmac?: SyncHmac | undefined;
+  /** Spans of the lookup and the upstream call, under each request's; absent: off. */
+  tracing?: Tracing | undefined;
 }
 
 export function createLookupChain(
@@ -63,10 +66,11 @@ export function createLookupChain(
     // The search client's one parse of the body also says "no listing", so the cache need not parse it again.
     resultsPath: UPSTREAM_BODY.resultsPath,
     maxRetryAfterMs: config.guard.cooldownMaxSeconds * 1000,
+    tracer: runtime.tracing?.tracer,
   });
   // 3. The cost guard around it: runs only for a real upstream call (not for hits, stale answers or joiners),
   // the one place to charge it.
-  const guardedLoad = parts.guard.guardLoad(upstreamSearch.search);
+  const guardedLoad = parts.guard.guardLoad(upstreamSearch.search, runtime.tracing?.tracer);
   // 2. The shared tier, where the runtime has one; 1. the local LRU in front of all.
   const lookupCache = createLookupCache({
     load: guardedLoad,
@@ -84,6 +88,7 @@ export function createLookupChain(
       othersFailure: parts.guard.othersFailure,
       background: parts.background,
       upstreamTimeoutMs: upstream.timeoutMs,
+      tracer: runtime.tracing?.tracer,
     }),
     lookupCache,
   };
@@ -117,5 +122,6 @@ function sharedTier(
     fillWaitMs: upstreamTimeoutMs,
     // Outlives the filler's one upstream call (bounded by UPSTREAM_TIMEOUT_MS), so a filler that died blocks nobody long.
     leaseMs: upstreamTimeoutMs + 1000,
+    tracer: runtime.tracing?.tracer,
   };
 }

@@ -18,6 +18,7 @@ import type { MetricsEndpoint } from './observability/metrics.js';
 import { createRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { createKeyedHasher, type KeyedHasher, type SyncHmac } from './observability/keyed-hash.js';
 import type { Telemetry } from './observability/telemetry.js';
+import { tracingOff, type Tracing } from './observability/tracing/tracing.js';
 import { createNumberNormalizer, type NumberNormalizer } from './search/normalize.js';
 import { createConsoleRateLimiter, type ConsoleRateLimiter } from './limits/console-limits.js';
 import { createCostGuard, type CostGuard } from './guard/cost-guard.js';
@@ -33,7 +34,7 @@ import { inProcess, type RunInBackground } from './shared-state/background.js';
 import type { CounterStore } from './shared-state/counter-store.js';
 import type { LookupTier } from './shared-state/lookup-tier.js';
 import { createMemoryCounterStore } from './shared-state/memory/counter-store.js';
-import { createStoreHealth, type StoreHealth } from './shared-state/store-health.js';
+import { createStoreHealth } from './shared-state/store-health.js';
 import type { TokenStore } from './shared-state/token-store.js';
 
 /** What only the runtime can provide: the network, time, and where logs and metrics go. */
@@ -69,6 +70,8 @@ export interface RuntimeDeps {
   onRequest?: RequestRecorder | undefined;
   /** Swagger UI's files for /docs (Node: from swagger-ui-dist). Absent: /docs says so; /openapi.json still works. */
   docsAssets?: DocsAssets;
+  /** The runtime's tracing (createNodeTracing, createWorkerTracing). Absent: off, a caller's context only passed on. */
+  tracing?: Tracing;
 }
 
 export interface Services {
@@ -109,6 +112,8 @@ export interface Services {
   guard: CostGuard;
   background: RunInBackground;
   docsAssets: DocsAssets | undefined;
+  /** Spans of every request and of the calls it makes; its drops on the metrics, its flush on shutdown. */
+  tracing: Tracing;
 }
 
 export async function createServices(config: Config, runtime: RuntimeDeps): Promise<Services> {
@@ -204,6 +209,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     counters,
     guard,
     background,
+    tracing: runtime.tracing ?? tracingOff,
   };
 }
 
@@ -216,8 +222,12 @@ function clientRegistryOf(config: Config, fromFile: readonly ClientEntry[] | und
   });
 }
 
-/** The console's limits, per address and in total, its addresses kept only as keyed hashes. */
-function createConsoleLimiter(config: Config, runtime: RuntimeDeps, counterHealth: StoreHealth | undefined) {
+/** The console's limits, per address (a keyed hash) and in total, in the shared store where there is one. */
+function createConsoleLimiter(
+  config: Config,
+  runtime: RuntimeDeps,
+  health: SharedCounters['counterHealth'],
+): ConsoleRateLimiter {
   // Derived from the signing key, which every replica already shares, so replicas sharing a Redis agree.
   const addressHasher = createKeyedHasher({
     key: `console-rate-limit:${config.gatewayTokens.secret}`,
@@ -228,7 +238,7 @@ function createConsoleLimiter(config: Config, runtime: RuntimeDeps, counterHealt
     ...config.console.rate,
     onStoreError: config.guard.onStoreError,
     shared: runtime.limiters,
-    health: counterHealth,
+    health,
     headerFormat: config.rateLimitHeaders,
     logger: runtime.logger,
     clock: runtime.clock,
@@ -262,6 +272,7 @@ function createUpstreamTokens(config: Config, upstream: NonNullable<Config['upst
     storeHealth:
       runtime.tokenStore && createStoreHealth({ store: 'token', kind: runtime.tokenStore.kind, logger, telemetry }),
     storeTimeoutMs: config.sharedStoreTimeoutMs,
+    tracer: runtime.tracing?.tracer,
   });
 }
 

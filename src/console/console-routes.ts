@@ -90,7 +90,12 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
 
   app.get(CONSOLE_SEARCH_PATH, routeDocs.consoleSearch, async (c) => {
     const request = requestOf(c, services.peerAddress);
-    const ask = { target: c.req.url, prefer: c.req.header('prefer'), requestId: c.get('requestId') };
+    const ask = {
+      target: c.req.url,
+      prefer: c.req.header('prefer'),
+      requestId: c.get('requestId'),
+      span: c.get('span'),
+    };
     const outcome = await services.searches.search({ kind: 'console', request }, ask);
     if (outcome.lookup !== undefined) c.set('lookup', outcome.lookup);
     if ('refused' in outcome) {

@@ -28,6 +28,7 @@ import {
 } from './upstream-charges.js';
 import { createLocalCounters } from '../limits/local-counters.js';
 import { guardUpstream, type CacheLoad, type UpstreamSearch } from './upstream-guard.js';
+import type { Tracer } from '../observability/tracing/tracer.js';
 
 export const CONSOLE_CLIENT = 'console';
 
@@ -53,7 +54,8 @@ interface UsageReport {
 export interface CostGuard {
   rate: ClientRate;
   /** Wraps the upstream search into the cache's load. */
-  guardLoad(search: UpstreamSearch): CacheLoad;
+  /** `tracer`: spans of the wait for an upstream slot (absent: none). */
+  guardLoad(search: UpstreamSearch, tracer?: Tracer): CacheLoad;
   /** One search answered or refused for `client`: metrics and today's search count (local, reconciled later). */
   countSearch(client: string, result: SearchResult, now?: number): void;
   /** True for a refusal by another caller's quota (the lookup is then retried as the caller's own). */
@@ -126,7 +128,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
       health: options.limiterHealth,
       headerFormat: options.headerFormat ?? 'draft-11',
     }),
-    guardLoad: (search) =>
+    guardLoad: (search, tracer) =>
       guardUpstream(search, {
         cooldown,
         breaker,
@@ -137,6 +139,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
         telemetry,
         timeoutMs: options.timeoutMs,
         labelOf,
+        tracer,
       }),
     countSearch(client, result, now = clock()) {
       const label = labelOf(client);

@@ -6,6 +6,8 @@ import { GatewayError } from '../errors.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { Telemetry } from '../observability/telemetry.js';
+import type { Span } from '../observability/tracing/span.js';
+import type { Tracer } from '../observability/tracing/tracer.js';
 import { UpstreamRateLimitedError } from '../upstream/rate-limited.js';
 import type { Bulkhead } from './bulkhead.js';
 import type { CircuitBreaker, Cooldown, SharedPauses } from './pauses.js';
@@ -13,7 +15,10 @@ import type { UpstreamCharges } from './upstream-charges.js';
 
 /** The upstream search itself, given the instant the whole lookup must end by. */
 /** The upstream search the guard lets through: the search client's own `search`. */
-export type UpstreamSearch = (e164: string, options: { deadline: number }) => Promise<UpstreamAnswer>;
+export type UpstreamSearch = (
+  e164: string,
+  options: { deadline: number; span?: Span | undefined },
+) => Promise<UpstreamAnswer>;
 export type CacheLoad = (e164: string, context: LookupContext) => Promise<UpstreamAnswer>;
 
 export interface UpstreamGuardOptions {
@@ -29,6 +34,8 @@ export interface UpstreamGuardOptions {
   timeoutMs: number;
   /** The metric label of a caller: a registered id or `console`; undefined for anything else (not reported). */
   labelOf: (client: string) => string | undefined;
+  /** A `guard queue` span of the wait for an upstream slot, under a recorded lookup's span; absent: none. */
+  tracer?: Tracer | undefined;
 }
 
 const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
@@ -54,7 +61,7 @@ function breakerOpen(ms: number): GatewayError {
 }
 
 export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOptions): CacheLoad {
-  const { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry } = options;
+  const { cooldown, breaker, bulkhead, charges, pauses, clock, telemetry, tracer } = options;
 
   /** Refusals that cost nothing: checked before anything is reserved, and again just before the call. */
   function refuseIfClosed(): void {
@@ -75,7 +82,9 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
     try {
       refuseIfClosed();
       // The console counts as one caller: its share is one caller's, whatever its traffic.
+      const queued = context.span?.recording === true ? tracer?.startSpan('guard queue', context.span) : undefined;
       const release = await bulkhead.acquire(context.client, deadline);
+      queued?.end();
       if (typeof release !== 'function') {
         throw new GatewayError('upstream_busy', 'Too many upstream lookups are running; try again shortly.', {
           headers: { 'retry-after': '1' },
@@ -89,7 +98,7 @@ export function guardUpstream(search: UpstreamSearch, options: UpstreamGuardOpti
         const label = options.labelOf(context.client);
         if (label !== undefined) telemetry.clientUpstreamCall(label);
         try {
-          const answer = await search(e164, { deadline });
+          const answer = await search(e164, { deadline, span: context.span });
           ticket.success();
           charged = true;
           return answer;

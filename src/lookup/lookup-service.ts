@@ -2,6 +2,8 @@
 // through the per-number cache, with what the cache did said in `Cache-Status` (RFC 9211) and `Age`.
 import { GatewayError } from '../errors.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
+import type { Span } from '../observability/tracing/span.js';
+import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import { inProcess, type RunInBackground } from '../shared-state/background.js';
 import type { CacheRead, LookupCache } from './lookup-cache.js';
 import type { LookupContext } from './types.js';
@@ -49,6 +51,25 @@ export interface LookupServiceOptions {
   background?: RunInBackground;
   /** UPSTREAM_TIMEOUT_MS: a deadline at least this long needs no timer of its own. */
   upstreamTimeoutMs?: number;
+  /** Each lookup that is no fresh hit gets a `lookup` span under its caller's; default off. */
+  tracer?: Tracer;
+}
+
+/** Ends a lookup's span with what the cache did, or with the error that ended it. */
+function endLookupSpan(span: Span, lookup: Promise<LookupResult>): Promise<LookupResult> {
+  return lookup.then(
+    (result) => {
+      if (result.cache !== undefined) span.setAttribute('cache.status', result.cache);
+      span.end();
+      return result;
+    },
+    (err: unknown) => {
+      span.setAttribute('error.type', err instanceof GatewayError ? err.code : 'exception');
+      span.setStatus({ code: 'error' });
+      span.end();
+      throw err;
+    },
+  );
 }
 
 /** The cache's name in `Cache-Status`. */
@@ -129,6 +150,7 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
   const telemetry = options.telemetry ?? noopTelemetry;
   const background = options.background ?? inProcess;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? Number.POSITIVE_INFINITY;
+  const tracer = options.tracer ?? disabledTracer;
 
   function resultOf(read: CacheRead, count = true): LookupResult {
     const cacheResult = read.result;
@@ -197,13 +219,18 @@ export function createLookupService(options: LookupServiceOptions): LookupServic
     });
   }
 
+  function lookup(e164: string, context: LookupContext, ms: number | undefined): Promise<LookupResult> {
+    if (ms === undefined || ms >= upstreamTimeoutMs) return readNow(e164, context);
+    // A fresh hit needs no timer.
+    const fresh = cache.readFresh(e164);
+    return fresh === undefined ? readBy(e164, context, ms) : Promise.resolve(resultOf(fresh));
+  }
+
   return {
     lookup(e164, context, lookupOptions) {
-      const ms = lookupOptions?.deadlineMs;
-      if (ms === undefined || ms >= upstreamTimeoutMs) return readNow(e164, context);
-      // A fresh hit needs no timer.
-      const fresh = cache.readFresh(e164);
-      return fresh === undefined ? readBy(e164, context, ms) : Promise.resolve(resultOf(fresh));
+      const span = tracer.startSpan('lookup', context.span);
+      if (!span.recording) return lookup(e164, context, lookupOptions?.deadlineMs);
+      return endLookupSpan(span, lookup(e164, { client: context.client, span }, lookupOptions?.deadlineMs));
     },
     lookupFresh(e164, now) {
       const read = cache.readFresh(e164, now);

@@ -6,6 +6,8 @@ import type { Clock } from '../clock.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import { TIER_ENTRY_VERSION, type LookupTier, type TierEntry } from '../shared-state/lookup-tier.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
+import type { Span } from '../observability/tracing/span.js';
+import type { Tracer } from '../observability/tracing/tracer.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
 import type { CachedAnswer, LookupContext } from './types.js';
 
@@ -26,6 +28,8 @@ export interface SharedTierOptions {
   pollMs?: number;
   /** After a failed tier call, how long the tier is skipped before it is asked again; default 1 s. */
   retryMs?: number;
+  /** A `lookup <tier kind>` span of each read of the tier, under a recorded lookup's span; absent: none. */
+  tracer?: Tracer | undefined;
 }
 
 /** An upstream call failed while the shared tier held a copy still inside its stale-if-error window. */
@@ -209,6 +213,23 @@ async function fill(t: Tiered, e164: string, key: string, context: LookupContext
   return answer;
 }
 
+/** The span of one read of the tier, when the lookup it serves is recorded. */
+function tierSpan(t: Tiered, context: LookupContext): Span | undefined {
+  const { tracer } = t.options;
+  return tracer !== undefined && context.span?.recording === true
+    ? tracer.startSpan(`lookup ${t.tier.kind}`, context.span)
+    : undefined;
+}
+
+/** Ends a tier read's span with what it found: `hit`, `absent`, or the store's failure. */
+function endTierSpan(span: Span, found: Tried<TierEntry | undefined>): void {
+  if (found === FAILED) {
+    span.setAttribute('error.type', 'store_unavailable');
+    span.setStatus({ code: 'error' });
+  } else span.setAttribute('lookup.tier.result', found === undefined ? 'absent' : 'found');
+  span.end();
+}
+
 async function loadShared(
   t: Tiered,
   e164: string,
@@ -216,7 +237,9 @@ async function loadShared(
   local: CachedAnswer | undefined,
   context: LookupContext,
 ): Promise<CachedAnswer> {
+  const span = tierSpan(t, context);
   const found = await attempt(t, () => t.tier.get(key));
+  if (span !== undefined) endTierSpan(span, found);
   if (found === FAILED) return t.upstream(e164, context, key);
   const now = t.clock();
   if (found !== undefined) {

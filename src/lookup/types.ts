@@ -1,6 +1,7 @@
 // The types of one lookup shared by the cache and its shared tier: what a cached answer is and whom it is for. The
 // upstream's answer itself is `UpstreamAnswer` (upstream/search-client.ts); its stored form is the shared tier's
 // `TierEntry` (shared-state/lookup-tier.ts), which a cached answer extends with what only this process knows.
+import type { Span } from '../observability/tracing/span.js';
 import type { TierEntry } from '../shared-state/lookup-tier.js';
 
 /** One cached upstream answer; immutable once stored, so concurrent readers can share it. */
@@ -20,4 +21,6 @@ export interface CachedAnswer extends Readonly<Omit<TierEntry, 'v'>> {
 /** Who a lookup is for: a registered client id, or `console`. The cost guard charges an upstream call to it. */
 export interface LookupContext {
   client: string;
+  /** The span the lookup's own spans go under (the request's), and whose context reaches the upstream. */
+  span?: Span | undefined;
 }

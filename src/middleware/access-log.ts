@@ -59,6 +59,7 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
       await next();
       threw = false;
     } finally {
+      const trace = c.get('span')?.context;
       record({
         requestId: c.get('requestId'),
         method: c.req.method,
@@ -67,6 +68,8 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
         elapsedMs: now() - started,
         clientId: c.get('clientId'),
         lookup: c.get('lookup'),
+        traceId: trace?.traceId,
+        spanId: trace?.spanId,
       });
     }
   };

@@ -155,6 +155,12 @@ export const FAMILIES = {
     'Log lines dropped because the reader of the log (stdout) did not take them: past the bound of what waits, or once it had gone.',
     [],
   ),
+  // The trace exporter's (observability/tracing/): spans that never reached the collector.
+  traceSpansDropped: counter(
+    'trace_spans_dropped_total',
+    'Spans dropped instead of exported: the export queue was full, or the collector refused, failed or timed out.',
+    [],
+  ),
   consoleRefusals: counter(
     'console_refusals_total',
     'Console requests refused, by reason (mobile, rate_limited, not_allowed).',

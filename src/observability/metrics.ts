@@ -29,6 +29,8 @@ export interface MetricSources {
   guardStatus?: () => GuardStatus;
   /** Log lines dropped since the start because the log's reader did not take them (Node's stdout). */
   logLinesDropped?: () => number;
+  /** Spans the trace exporter dropped since the start (queue full, export failed). */
+  spansDropped?: () => number;
 }
 
 export interface GatewayMetrics {
@@ -129,7 +131,7 @@ function seriesOf(requests: RequestCounts, route: string, method: string, status
   return series;
 }
 
-/** The gauges read at scrape time from `sources`: the cache's size, the token's expiry, the log's dropped lines. */
+/** The gauges read at scrape time from `sources`: the cache's size, the token's expiry, dropped log lines and spans. */
 function createScrapeGauges(registry: Registry, sources: MetricSources): void {
   const registers = [registry];
   new Gauge({
@@ -168,6 +170,14 @@ function createScrapeGauges(registry: Registry, sources: MetricSources): void {
       // The logger counts; the counter shows its count (it only grows).
       this.reset();
       this.inc(sources.logLinesDropped?.() ?? 0);
+    },
+  });
+  new Counter({
+    ...promOptions(F.traceSpansDropped),
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.spansDropped?.() ?? 0);
     },
   });
 }

@@ -21,6 +21,9 @@ export interface FinishedRequest {
   elapsedMs: number;
   clientId?: string | undefined;
   lookup?: LookupNote | undefined;
+  /** The request's trace and span ids (W3C Trace Context), when it has a trace. */
+  traceId?: string | undefined;
+  spanId?: string | undefined;
 }
 
 export interface RequestRecorderOptions {
@@ -53,6 +56,7 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
       // The same fields in the same order as the object below, serialised here: the hot path's line.
       let line = `"event":"request","requestId":${jsonString(r.requestId)},"method":${jsonString(r.method)},"route":${jsonString(r.route)},"status":${r.status},"durationMs":${durationMs}`;
       if (r.clientId !== undefined) line += `,"clientId":${jsonString(r.clientId)}`;
+      if (r.traceId !== undefined) line += `,"traceId":"${r.traceId}","spanId":"${r.spanId}"`;
       if (r.lookup?.cache !== undefined) line += `,"cache":"${r.lookup.cache}"`;
       if (known !== undefined) line += `,"numberHash":"${known}"`;
       json(level, line, 'request');
@@ -67,6 +71,10 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
       durationMs,
     };
     if (r.clientId !== undefined) fields.clientId = r.clientId;
+    if (r.traceId !== undefined) {
+      fields.traceId = r.traceId;
+      fields.spanId = r.spanId;
+    }
     if (r.lookup?.cache !== undefined) fields.cache = r.lookup.cache;
     if (e164 !== undefined && hasher !== undefined && known === undefined) {
       // Not memoised yet: the line is written once the hash is ready, without holding the response.

@@ -128,7 +128,11 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'searche
     c.set('clientId', who.client);
     const numbers = readNumbers(await c.req.text(), max);
     const requestId = c.get('requestId');
-    const searched = searchEach(searches, who.client, numbers, { prefer: c.req.header('prefer'), requestId });
+    const searched = searchEach(searches, who.client, numbers, {
+      prefer: c.req.header('prefer'),
+      requestId,
+      span: c.get('span'),
+    });
     // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
     if (searched.refusedWhole !== undefined) {
       const { refused, rateHeaders } = searched.refusedWhole;

@@ -95,6 +95,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'searches
       prefer: c.req.header('prefer'),
       requestId: c.get('requestId'),
       defaultDeadlineMs: deadlineMs,
+      span: c.get('span'),
     };
     const outcome = await searches.search({ kind: 'request', request }, ask);
     if (outcome.caller !== undefined) c.set('clientId', outcome.caller);

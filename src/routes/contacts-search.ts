@@ -13,7 +13,7 @@ export function contactsSearchRoutes(services: Pick<Services, 'search' | 'peerAd
   const { search, peerAddress } = services;
 
   app.get(SEARCH_ROUTE, routeDocs.search, async (c) => {
-    const answer = await search.answer(requestOf(c, peerAddress));
+    const answer = await search.answer(requestOf(c, peerAddress), c.get('span'));
     // For the access log, as every route records its caller.
     if (answer.clientId !== undefined) c.set('clientId', answer.clientId);
     if (answer.lookup !== undefined) c.set('lookup', answer.lookup);

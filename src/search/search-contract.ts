@@ -5,6 +5,7 @@
 import { problemAnswer, type ProblemAnswer } from '../errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import type { LookupNote } from '../observability/request-recorder.js';
+import type { Span } from '../observability/tracing/span.js';
 import { requestIdOf, type RequestParts } from '../request/request-parts.js';
 import type { SearchOutcome } from './search-outcome.js';
 import type { SearchUseCase } from './search-use-case.js';
@@ -28,7 +29,8 @@ export interface SearchAnswer extends ProblemAnswer {
 export interface SearchContract {
   /** Whether a request is the search's (its method and exact path), for a door that answers it beside the app. */
   takes(method: string | undefined, target: string | undefined): boolean;
-  answer(request: RequestParts): SearchAnswer | Promise<SearchAnswer>;
+  /** `span`: the request's server span, which the search's own spans go under. */
+  answer(request: RequestParts, span?: Span): SearchAnswer | Promise<SearchAnswer>;
 }
 
 /** What the cache did (RFC 9211 `Cache-Status`) and the answer's `Age`, as every route that shows them says it. */
@@ -64,9 +66,9 @@ export function createSearchContract(useCase: SearchUseCase): SearchContract {
   return {
     takes: (method, target) =>
       method === 'GET' && target !== undefined && (target === SEARCH_ROUTE || target.startsWith(PREFIX)),
-    answer(request) {
+    answer(request, span) {
       const requestId = request.requestId ?? requestIdOf(request.header('x-request-id'));
-      const ask = { target: request.target, prefer: request.header('prefer'), requestId };
+      const ask = { target: request.target, prefer: request.header('prefer'), requestId, span };
       const outcome = useCase.search({ kind: 'request', request }, ask);
       return outcome instanceof Promise ? outcome.then((o) => rendered(o, requestId)) : rendered(outcome, requestId);
     },

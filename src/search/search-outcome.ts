@@ -3,6 +3,7 @@
 import type { GatewayError } from '../errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import type { LookupNote } from '../observability/request-recorder.js';
+import type { Span } from '../observability/tracing/span.js';
 import type { RequestParts } from '../request/request-parts.js';
 
 /** Who asks for a search. */
@@ -25,6 +26,8 @@ export interface SearchAsk {
   requestId: string;
   /** The deadline when the caller states none, where the route has its own (CNAM); default the search's. */
   defaultDeadlineMs?: number;
+  /** The request's server span: the lookup's and the upstream call's spans go under it, its context to the upstream. */
+  span?: Span | undefined;
 }
 
 /** The step that refused a search. */

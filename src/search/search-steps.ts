@@ -154,7 +154,7 @@ function lookUp(p: SearchParts, s: Asked): SearchOutcome | Promise<SearchOutcome
   // Counted in memory, answered from memory: no network round trip on a hit.
   const fresh = p.lookup.lookupFresh(note.e164, s.now);
   if (fresh !== undefined) return found(p, s, note, deadline, fresh, true);
-  return p.lookup.lookup(note.e164, { client: s.caller }, { deadlineMs: deadline.ms }).then(
+  return p.lookup.lookup(note.e164, { client: s.caller, span: s.ask.span }, { deadlineMs: deadline.ms }).then(
     (result) => found(p, s, note, deadline, result, false),
     (err: unknown) => refused(p, s, err, 'lookup', note, deadline.applied),
   );

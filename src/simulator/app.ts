@@ -53,6 +53,8 @@ export interface SimulatorStats {
   searchByNumber: Record<string, number>;
   /** Raw Authorization header values the search endpoint received (absent headers are not listed). */
   authorizationsSeen: string[];
+  /** Raw `traceparent` values the search endpoint received (W3C Trace Context; absent ones are not listed). */
+  traceparentsSeen: string[];
   /** Bytes of huge bodies (fault `hugeBody`) handed to the connection so far. */
   hugeBodyBytesSent: number;
   /** Search calls being answered right now, and the most there ever were at once (since the last reset). */
@@ -136,6 +138,7 @@ interface Counts {
   searchCalls: number;
   searchByNumber: Map<string, number>;
   authorizationsSeen: string[];
+  traceparentsSeen: string[];
   hugeBodyBytesSent: number;
   searchesInFlight: number;
   maxSearchesInFlight: number;
@@ -168,6 +171,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchCalls: 0,
       searchByNumber: new Map(),
       authorizationsSeen: [],
+      traceparentsSeen: [],
       hugeBodyBytesSent: 0,
       searchesInFlight: 0,
       maxSearchesInFlight: 0,
@@ -206,6 +210,7 @@ function controlsOf(sim: Sim): SimulatorControls {
       ...counts,
       searchByNumber: Object.fromEntries(counts.searchByNumber),
       authorizationsSeen: [...counts.authorizationsSeen],
+      traceparentsSeen: [...counts.traceparentsSeen],
     }),
     resetStats: () => {
       Object.assign(counts, {
@@ -213,6 +218,7 @@ function controlsOf(sim: Sim): SimulatorControls {
         searchCalls: 0,
         searchByNumber: new Map(),
         authorizationsSeen: [],
+        traceparentsSeen: [],
         hugeBodyBytesSent: 0,
         maxSearchesInFlight: counts.searchesInFlight,
         rateLimitedCalls: 0,
@@ -315,6 +321,8 @@ async function answerSearch(sim: Sim, c: Context): Promise<Response> {
   if (what !== undefined) counts.searchByNumber.set(what, (counts.searchByNumber.get(what) ?? 0) + 1);
   const authorization = c.req.header('authorization');
   if (authorization !== undefined) counts.authorizationsSeen.push(authorization);
+  const traceparent = c.req.header('traceparent');
+  if (traceparent !== undefined) counts.traceparentsSeen.push(traceparent);
 
   const signal = c.req.raw.signal;
   await sleep(delayOf(sim, sim.faults.latencyMs), signal);

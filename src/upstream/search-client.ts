@@ -5,6 +5,15 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
+import {
+  endUpstreamSpan,
+  startUpstreamSpan,
+  traceHeaders,
+  upstreamCall,
+  type UpstreamCall,
+} from '../observability/tracing/http-spans.js';
+import type { Span } from '../observability/tracing/span.js';
+import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
 import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
@@ -67,6 +76,8 @@ export interface UpstreamAnswer {
 interface SearchOptions {
   /** Epoch ms (on the client's clock) the whole lookup must end by; default now + `timeoutMs`. */
   deadline?: number;
+  /** The span each exchange's client span goes under, and whose trace the upstream request carries. */
+  span?: Span | undefined;
 }
 
 export interface SearchClient {
@@ -88,6 +99,8 @@ export interface SearchClientOptions {
   resultsPath?: string;
   /** The longest pause an upstream 429's Retry-After may impose (UPSTREAM_COOLDOWN_MAX_SECONDS); default one hour. */
   maxRetryAfterMs?: number;
+  /** A client span per exchange, its context in the request's `traceparent`; default off. */
+  tracer?: Tracer | undefined;
 }
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -103,7 +116,12 @@ interface Searcher {
   maxRetryAfterMs: number;
   /** The request headers change only with the token: built once per token, not once per search. */
   headersOf: { token: string; headers: Record<string, string> };
+  tracer: Tracer;
+  /** The exchange as its client span names it: the URL's template, never the number. */
+  call: UpstreamCall;
 }
+
+const SEARCH_PATH = '/v2/contacts/search';
 
 export function createSearchClient(options: SearchClientOptions): SearchClient {
   const s: Searcher = {
@@ -111,10 +129,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
     clock: options.clock ?? systemClock,
     telemetry: options.telemetry ?? noopTelemetry,
     logger: options.logger ?? silentLogger,
-    searchUrl: `${options.baseUrl.replace(/\/+$/, '')}/v2/contacts/search`,
+    searchUrl: `${options.baseUrl.replace(/\/+$/, '')}${SEARCH_PATH}`,
     resultsPath: options.resultsPath === undefined ? undefined : parsePath(options.resultsPath),
     maxRetryAfterMs: options.maxRetryAfterMs ?? 3_600_000,
     headersOf: { token: '', headers: {} },
+    tracer: options.tracer ?? disabledTracer,
+    call: upstreamCall('GET', options.baseUrl, SEARCH_PATH),
   };
   return { search: (e164, searchOptions) => search(s, e164, searchOptions) };
 }
@@ -126,16 +146,17 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
   const deadline = searchOptions.deadline ?? s.clock() + options.timeoutMs;
   const url = `${s.searchUrl}?what=${encodeURIComponent(e164)}`;
 
-  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline));
-  let reply = await send(s, url, firstToken, deadline, 1);
+  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline, searchOptions.span));
+  const exchange = { url, deadline, span: searchOptions.span };
+  let reply = await send(s, exchange, firstToken, 1);
   if (isRefusal(reply) && reply.status === 401) {
     logger.info(
       { event: 'upstream_search_unauthorized', attempt: 1 },
       'upstream refused the token; retrying with a fresh one',
     );
     tokens.invalidate(firstToken);
-    const secondToken = await tokenBefore(s, deadline);
-    reply = await send(s, url, secondToken, deadline, 2);
+    const secondToken = await tokenBefore(s, deadline, searchOptions.span);
+    reply = await send(s, exchange, secondToken, 2);
     if (isRefusal(reply) && reply.status === 401) {
       logger.error(
         { event: 'upstream_search_unauthorized', attempt: 2 },
@@ -161,7 +182,7 @@ const isRefusal = (reply: UpstreamAnswer | UpstreamResponse): reply is UpstreamR
 
 // The token manager's own refresh has its own timeout and is shared with other callers; this
 // lookup only stops waiting for it when its own deadline passes.
-async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
+async function tokenBefore(s: Searcher, deadline: number, span: Span | undefined): Promise<string> {
   const remaining = deadline - s.clock();
   if (remaining <= 0) throw timedOut();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -169,16 +190,24 @@ async function tokenBefore(s: Searcher, deadline: number): Promise<string> {
     timer = setTimeout(() => reject(timedOut()), remaining);
   });
   try {
-    return await Promise.race([s.options.upstreamTokens.getToken(), expiry]);
+    return await Promise.race([s.options.upstreamTokens.getToken(span), expiry]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function requestHeaders(s: Searcher, token: string): Record<string, string> {
+/** The request's header fields: the token's, and the trace context of the exchange's span when there is one. */
+function requestHeaders(s: Searcher, token: string, span: Span): Record<string, string> {
   if (s.headersOf.token !== token)
     s.headersOf = { token, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
-  return s.headersOf.headers;
+  return span.context === undefined ? s.headersOf.headers : { ...s.headersOf.headers, ...traceHeaders(span) };
+}
+
+/** One exchange of a search: its URL, the lookup's deadline and the span it goes under. */
+interface Exchange {
+  url: string;
+  deadline: number;
+  span: Span | undefined;
 }
 
 /**
@@ -187,21 +216,24 @@ function requestHeaders(s: Searcher, token: string): Record<string, string> {
  */
 async function send(
   s: Searcher,
-  url: string,
+  exchange: Exchange,
   token: string,
-  deadline: number,
   attempt: number,
 ): Promise<UpstreamAnswer | UpstreamResponse> {
   const { clock, telemetry, logger } = s;
+  const { url, deadline } = exchange;
   const remaining = deadline - clock();
   if (remaining <= 0) throw timedOut();
   const started = clock();
   const seconds = (): number => (clock() - started) / 1000;
+  const span = startUpstreamSpan(s.tracer, exchange.span, s.call);
   let res: UpstreamResponse;
   try {
-    res = await s.options.http.request({ method: 'GET', url, headers: requestHeaders(s, token), timeoutMs: remaining });
+    const headers = requestHeaders(s, token, span);
+    res = await s.options.http.request({ method: 'GET', url, headers, timeoutMs: remaining });
   } catch (err) {
     const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+    endUpstreamSpan(span, { errorType: kind });
     telemetry.upstreamCall('search', transportOutcome(kind), seconds());
     logger.warn({ event: 'upstream_search_failed', kind, attempt }, 'upstream search failed');
     if (kind === 'timeout')
@@ -212,6 +244,7 @@ async function send(
       });
     throw new GatewayError('upstream_error', 'the upstream could not be reached', { cause: err });
   }
+  endUpstreamSpan(span, { status: res.status });
   if (res.status !== 200) {
     telemetry.upstreamCall('search', searchStatusOutcome(res.status), seconds());
     return res;

@@ -2,6 +2,9 @@
 // the upstream's non-standard token JSON turned into a token with absolute times.
 import type { Clock } from '../clock.js';
 import type { Telemetry, UpstreamOutcome } from '../observability/telemetry.js';
+import { endUpstreamSpan, startUpstreamSpan, traceHeaders, upstreamCall } from '../observability/tracing/http-spans.js';
+import type { Span } from '../observability/tracing/span.js';
+import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import type { ObtainedToken } from '../shared-state/token-store.js';
 import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './http.js';
 import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
@@ -27,6 +30,8 @@ export interface TokenEndpointConfig {
   /** The login's own timeout. */
   timeoutMs: number;
   expiresInUnit: ExpiresInUnit;
+  /** A client span per login, its context in the login's `traceparent`; default off. */
+  tracer?: Tracer | undefined;
 }
 
 export interface TokenEndpointOptions extends TokenEndpointConfig {
@@ -35,16 +40,19 @@ export interface TokenEndpointOptions extends TokenEndpointConfig {
 }
 
 export interface TokenEndpoint {
-  /** Rejects with RefreshFailure. */
-  login(): Promise<ObtainedToken>;
+  /** Rejects with RefreshFailure. `span`: the span of the request that needed the token, which the login's goes under. */
+  login(span?: Span): Promise<ObtainedToken>;
 }
 
 export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
   const { clock, telemetry } = options;
-  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}/token/login`;
+  const tokenUrl = `${options.authUrl.replace(/\/+$/, '')}${LOGIN_PATH}`;
+  const tracer = options.tracer ?? disabledTracer;
+  const call = upstreamCall('POST', options.authUrl, LOGIN_PATH);
 
-  async function fetchToken(): Promise<{ accessToken: string; lifetimeMs: number }> {
+  async function fetchToken(parent: Span | undefined): Promise<{ accessToken: string; lifetimeMs: number }> {
     const started = clock();
+    const span = startUpstreamSpan(tracer, parent, call);
     const record = (outcome: UpstreamOutcome): void =>
       telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
     let res;
@@ -52,7 +60,11 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       res = await options.http.request({
         method: 'POST',
         url: tokenUrl,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          ...traceHeaders(span),
+        },
         body: new URLSearchParams({
           grant_type: 'client_credentials',
           client_id: options.clientId,
@@ -62,6 +74,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       });
     } catch (err) {
       const kind = err instanceof UpstreamTransportError ? err.kind : 'network';
+      endUpstreamSpan(span, { errorType: kind });
       const outcome = transportOutcome(kind);
       record(outcome);
       const reason = {
@@ -71,6 +84,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       }[kind];
       throw new RefreshFailure(outcome, reason);
     }
+    endUpstreamSpan(span, { status: res.status });
     if (res.status !== 200) {
       const outcome = loginStatusOutcome(res.status);
       record(outcome);
@@ -91,15 +105,17 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
   }
 
   return {
-    async login() {
+    async login(span) {
       // Lifetime counts from when we asked, not when the answer arrived: the upstream's clock
       // started no later than that.
       const obtainedAt = clock();
-      const { accessToken, lifetimeMs } = await fetchToken();
+      const { accessToken, lifetimeMs } = await fetchToken(span);
       return { token: accessToken, obtainedAt, expiresAt: obtainedAt + lifetimeMs };
     },
   };
 }
+
+const LOGIN_PATH = '/token/login';
 
 /** A login's status as a metric outcome: 401 and 403 both mean the gateway's credentials were refused. */
 function loginStatusOutcome(status: number): UpstreamOutcome {

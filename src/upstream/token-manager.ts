@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
+import type { Span } from '../observability/tracing/span.js';
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 import type { TokenStore } from '../shared-state/token-store.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
@@ -22,7 +23,7 @@ export interface TokenStatus {
 
 export interface TokenManager {
   /** A token not known to be expired; refreshes (single-flight) when needed. Rejects with GatewayError('token_unavailable', ...). */
-  getToken(): Promise<string>;
+  getToken(span?: Span): Promise<string>;
   /** The held token when it can be used now and no refresh is due, synchronously (a search's fast path); else undefined. */
   peek?(): string | undefined;
   /** After an upstream 401: drops `token` only if it is still the current one. */
@@ -113,7 +114,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const custody = custodyOf(options);
   return {
     peek: () => peek(custody),
-    getToken: () => getToken(custody),
+    getToken: (span) => getToken(custody, span),
     invalidate: (token) => invalidate(custody, token),
     status: () => status(custody),
   };
@@ -211,9 +212,9 @@ async function obtainShared(custody: Custody, source: SharedTokenSource, now: nu
   return hold(custody, await source.obtain({ newerThan: first.generation, validForMs }));
 }
 
-function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number): Refresh {
+function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number, span?: Span): Refresh {
   const mine = ++custody.state.attempts;
-  const promise = refreshOnce(custody, reason, now, mine);
+  const promise = refreshOnce(custody, reason, now, mine, span);
   // Background refreshes have no awaiting caller; their failure is already recorded by refreshFailed.
   promise.catch(() => {});
   const started: Refresh = { promise, startedAt: now, attempt: mine };
@@ -221,12 +222,18 @@ function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number)
   return started;
 }
 
-async function refreshOnce(custody: Custody, reason: TokenRefreshReason, now: number, mine: number) {
+async function refreshOnce(
+  custody: Custody,
+  reason: TokenRefreshReason,
+  now: number,
+  mine: number,
+  span: Span | undefined,
+) {
   let held: HeldToken;
   try {
     held = custody.shared
       ? await obtainShared(custody, custody.shared, now)
-      : hold(custody, { ...(await custody.endpoint.login()), generation: null });
+      : hold(custody, { ...(await custody.endpoint.login(span)), generation: null });
   } catch (err) {
     throw refreshFailed(custody, reason, mine, err);
   }
@@ -352,12 +359,13 @@ function peek(custody: Custody): string | undefined {
   return held.token;
 }
 
-async function getToken(custody: Custody): Promise<string> {
+/** `span`: the request that needs the token; a login it starts goes under it. */
+async function getToken(custody: Custody, span?: Span): Promise<string> {
   const now = custody.clock();
   const held = custody.state.current;
   if (usable(held, now)) {
     if (now >= held.refreshAt && pendingRefresh(custody, now) === null && !inBackoff(custody, now)) {
-      const ahead = startRefresh(custody, 'ahead', now);
+      const ahead = startRefresh(custody, 'ahead', now, span);
       custody.background?.(ahead.promise);
     } else {
       maybeRejoin(custody, held, now);
@@ -368,7 +376,7 @@ async function getToken(custody: Custody): Promise<string> {
   if (pending === null) {
     // A person is waiting: while the endpoint is failing, answer at once instead of hammering it.
     if (inBackoff(custody, now)) throw unavailable(custody, now);
-    pending = startRefresh(custody, reasonNow(custody, now), now);
+    pending = startRefresh(custody, reasonNow(custody, now), now, span);
   }
   const fresh = await pending.promise;
   const after = custody.clock();

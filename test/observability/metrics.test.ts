@@ -56,16 +56,18 @@ describe('createMetrics', () => {
     expect(await series(registry, `${p}console_refusals_total`, { reason: 'mobile' })).toBe(1);
   });
 
-  it('reads token expiry and cache size at scrape time', async () => {
+  it('reads token expiry, cache size and dropped spans at scrape time', async () => {
     const registry = new Registry();
     let now = 1_000_000;
     const metrics = createMetrics({ registry });
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBeNaN();
     const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
+    let dropped = 2;
     metrics.watch(
       metricSourcesOf({
         upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) },
         lookupCache: { entries: 3, bytes: 4096 },
+        tracing: { dropped: () => dropped },
       }),
     );
     // Unix time of expiry: it does not move as time passes.
@@ -76,6 +78,9 @@ describe('createMetrics', () => {
     expect(await series(registry, 'callerid_gateway_upstream_token_consecutive_failures')).toBe(4);
     expect(await series(registry, 'callerid_gateway_cache_entries')).toBe(3);
     expect(await series(registry, 'callerid_gateway_cache_bytes')).toBe(4096);
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(2);
+    dropped = 7;
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(7);
   });
 
   it('keeps request labels closed: unknown methods become "other"', async () => {

@@ -269,6 +269,7 @@ describe('simulator search endpoint', () => {
       searchCalls: 0,
       searchByNumber: {},
       authorizationsSeen: [],
+      traceparentsSeen: [],
       searchesInFlight: 0,
       maxSearchesInFlight: 0,
       rateLimitedCalls: 0,

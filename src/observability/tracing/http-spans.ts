@@ -76,6 +76,13 @@ export interface UpstreamCall {
   readonly serverPort: number;
 }
 
+/** An upstream call to `baseUrl`'s server, named by `urlTemplate`: the port is the scheme's when the URL has none. */
+export function upstreamCall(method: string, baseUrl: string, urlTemplate: string): UpstreamCall {
+  const url = new URL(baseUrl);
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { method, urlTemplate, serverAddress: url.hostname, serverPort: port };
+}
+
 /** An upstream call's client span under `parent`, named `METHOD template`. */
 export function startUpstreamSpan(tracer: Tracer, parent: Span | undefined, call: UpstreamCall): Span {
   const method = methodOf(call.method);

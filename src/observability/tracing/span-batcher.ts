@@ -30,6 +30,8 @@ export class SpanBatcher implements SpanSink {
   private droppedSpans = 0;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** While a flush waits: the loop sends what is queued without waiting for a batch to fill. */
+  private draining = false;
 
   constructor(
     private readonly send: SendSpans,
@@ -54,8 +56,11 @@ export class SpanBatcher implements SpanSink {
 
   /** Sends every queued span now; resolves when the export loop is idle (shutdown, tests). */
   flush(): Promise<void> {
+    this.draining = true;
     this.wake?.();
-    return this.loop ?? this.startLoop(0);
+    return (this.loop ?? this.startLoop(0)).finally(() => {
+      this.draining = false;
+    });
   }
 
   /** Spans lost so far: the queue was full, or their export request failed. */
@@ -72,12 +77,15 @@ export class SpanBatcher implements SpanSink {
   }
 
   private async exportAll(delayMs: number): Promise<void> {
-    // Even without a delay, the spans ended in the same turn of the event loop go in one batch.
-    if (this.queue.length < this.options.maxExportBatchSize) {
-      await Promise.race([this.runtime.sleep(delayMs), new Promise<void>((resolve) => (this.wake = resolve))]);
-    }
-    this.wake = undefined;
+    let delay = delayMs;
     while (this.queue.length > 0) {
+      // A part batch waits for more, also after a send: a steady stream goes in full batches, not in one export
+      // request per send's round trip. A flush waits for nothing.
+      if (this.queue.length < this.options.maxExportBatchSize && !this.draining) {
+        await Promise.race([this.runtime.sleep(delay), new Promise<void>((resolve) => (this.wake = resolve))]);
+        this.wake = undefined;
+      }
+      delay = this.options.scheduleDelayMs;
       const batch = this.queue.splice(0, this.options.maxExportBatchSize);
       if (!(await this.send(batch))) this.droppedSpans += batch.length;
     }

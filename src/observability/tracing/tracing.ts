@@ -18,11 +18,12 @@ export interface TracingRuntime extends BatcherRuntime {
   readonly fetch: FetchFunction;
 }
 
-const OFF: Tracing = { tracer: disabledTracer, dropped: () => 0, flush: () => Promise.resolve() };
+/** Tracing off: what an app gets when its runtime gives none. */
+export const tracingOff: Tracing = { tracer: disabledTracer, dropped: () => 0, flush: () => Promise.resolve() };
 
 /** `config` is {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent. */
 export function createTracing(config: TracingConfig | null, runtime: TracingRuntime): Tracing {
-  if (config === null) return OFF;
+  if (config === null) return tracingOff;
   const batcher = new SpanBatcher(otlpSender(config, runtime.fetch), config.batch, runtime);
   return {
     tracer: createTracer(config.sampler, batcher),

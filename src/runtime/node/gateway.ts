@@ -32,6 +32,7 @@ import { startRedisRevocations } from '../redis/revocations.js';
 import { loadClientsFile, watchClientsFile } from './clients-file.js';
 import { createRedisTokenStore } from '../redis/token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
+import { createNodeTracing } from './tracing.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search contract. */
@@ -153,6 +154,7 @@ function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger
     requestTarget: (c: Context) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     syncHmac: nodeHmac,
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
+    tracing: createNodeTracing(config.tracing),
   } satisfies Partial<RuntimeDeps>;
 }
 
@@ -170,10 +172,11 @@ function listenersOf(
     record: services.recordRequest,
     routeOf: routeOfApp(app),
   };
-  const server = createListener(
-    options.searchDoor === false ? listener : withSearchDoor(listener, services.search, services.recordRequest),
-    { ...rules, http: config.http, maxConnections: config.http.maxConnections },
-  );
+  const server = createListener(options.searchDoor === false ? listener : withSearchDoor(listener, services), {
+    ...rules,
+    http: config.http,
+    maxConnections: config.http.maxConnections,
+  });
   const metricsListener =
     config.metrics.port > 0
       ? createMetricsServer(metrics, {
@@ -274,6 +277,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       ]);
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
       await release(deadline - Date.now());
+      await settledWithin(services.tracing.flush(), Math.max(1000, deadline - Date.now()));
       return result;
     },
   };

@@ -4,15 +4,64 @@
 // Everything else, and any search the contract does not take this way, goes through the app unchanged.
 import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import type { RequestRecorder } from '../../observability/request-recorder.js';
-import { SEARCH_ROUTE, type SearchAnswer, type SearchContract } from '../../search/search-contract.js';
+import { problemWithTraceId } from '../../errors.js';
+import { clientAddress } from '../../limits/client-address.js';
+import { endServerSpan, startServerSpan } from '../../observability/tracing/http-spans.js';
+import type { Span } from '../../observability/tracing/span.js';
+import type { Tracer } from '../../observability/tracing/tracer.js';
+import { SEARCH_ROUTE, type SearchAnswer } from '../../search/search-contract.js';
+import type { Services } from '../../services.js';
+import type { RequestParts } from '../../request/request-parts.js';
 import { partsOf, type Listener } from './request-rules.js';
 
-export function withSearchDoor(listener: Listener, search: SearchContract, record: RequestRecorder): Listener {
+const SPAN_NAME = `GET ${SEARCH_ROUTE}`;
+
+/** A search's server span; with tracing off only the caller's context, and nothing made without one. */
+function serverSpanOf(tracer: Tracer, parts: RequestParts, trustProxyHops: number): Span {
+  const traceparent = parts.header('traceparent');
+  const tracestate = traceparent === undefined ? undefined : parts.header('tracestate');
+  if (!tracer.enabled) return tracer.startServerSpan(SPAN_NAME, traceparent, tracestate);
+  return startServerSpan(tracer, {
+    method: 'GET',
+    route: SEARCH_ROUTE,
+    traceparent,
+    tracestate,
+    scheme: 'http',
+    serverAddress: (parts.header('host') ?? '').replace(/:\d+$/, ''),
+    clientAddress: clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), trustProxyHops),
+  });
+}
+
+/** Ends a search's span with its answer, which gets the trace id in its problem body. */
+function traced(span: Span, answer: SearchAnswer): void {
+  const traceId = span.context?.traceId;
+  if (traceId === undefined) return;
+  const problem = answer.status >= 400 ? problemWithTraceId(answer.body, traceId) : undefined;
+  if (problem !== undefined) {
+    answer.body = problem.body;
+    answer.bodyBytes = undefined;
+  }
+  if (span.recording)
+    endServerSpan(span, {
+      status: answer.status,
+      cacheStatus: answer.lookup?.cache,
+      clientId: answer.clientId,
+      problemType: problem?.type,
+    });
+}
+
+/** The services the door answers with: the contract, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
+type DoorServices = Pick<Services, 'search' | 'recordRequest' | 'tracing' | 'config'>;
+
+export function withSearchDoor(listener: Listener, services: DoorServices): Listener {
+  const { search, recordRequest: record } = services;
+  const { tracer } = services.tracing;
+  const { trustProxyHops } = services.config;
   const encoded = createEncodedBodies();
 
   /** Writes the answer; a fresh hit's body as its kept bytes (any other may never be asked again). */
-  function send(res: ServerResponse, started: number, answer: SearchAnswer): void {
+  function send(res: ServerResponse, started: number, span: Span, answer: SearchAnswer): void {
+    traced(span, answer);
     answer.headers['content-length'] = String(answer.bodyBytes ?? Buffer.byteLength(answer.body));
     res.writeHead(answer.status, answer.headers);
     res.end(answer.fresh && answer.bodyBytes !== undefined ? encoded.of(answer.body, answer.bodyBytes) : answer.body);
@@ -24,6 +73,8 @@ export function withSearchDoor(listener: Listener, search: SearchContract, recor
       elapsedMs: performance.now() - started,
       clientId: answer.clientId,
       lookup: answer.lookup,
+      traceId: span.context?.traceId,
+      spanId: span.context?.spanId,
     });
   }
 
@@ -33,14 +84,19 @@ export function withSearchDoor(listener: Listener, search: SearchContract, recor
       return;
     }
     const started = performance.now();
-    const answer = search.answer(partsOf(req));
+    const parts = partsOf(req);
+    const span = serverSpanOf(tracer, parts, trustProxyHops);
+    const answer = search.answer(parts, span);
     if (answer instanceof Promise)
       // The contract turns every failure into an answer; should writing it fail, the connection goes.
       answer.then(
-        (a) => send(res, started, a),
-        () => res.destroy(),
+        (a) => send(res, started, span, a),
+        () => {
+          span.end();
+          res.destroy();
+        },
       );
-    else send(res, started, answer);
+    else send(res, started, span, answer);
   };
 }
 

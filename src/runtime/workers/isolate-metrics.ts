@@ -59,6 +59,8 @@ interface Isolate {
   histograms: Map<string, HistogramSeries>;
   storeUp: Map<string, number>;
   sources: MetricSources;
+  /** The trace exporter's drop count as far as pushes carried it (its source counts from the isolate's start). */
+  spansDroppedPushed: number;
   requestsPending: number;
   seq: number;
   /** Sent and not yet acknowledged: sent again, unchanged, before anything newer. */
@@ -75,6 +77,7 @@ export function createIsolateMetrics(options: IsolateMetricsOptions): IsolateMet
     histograms: new Map(),
     storeUp: new Map(SHARED_STORES.map((s) => [s, 1])),
     sources: {},
+    spansDroppedPushed: 0,
     requestsPending: 0,
     seq: 0,
     unacked: undefined,
@@ -181,6 +184,10 @@ function takeBatch(iso: Isolate): MetricsBatch {
     gauges: gauges(iso),
   };
   for (const s of iso.counters.values()) if (s.value > 0) batch.counters.push([s.family, s.labels, s.value]);
+  const spansDropped = iso.sources.spansDropped?.() ?? 0;
+  if (spansDropped > iso.spansDroppedPushed)
+    batch.counters.push([F.traceSpansDropped.name, [], spansDropped - iso.spansDroppedPushed]);
+  iso.spansDroppedPushed = spansDropped;
   for (const s of iso.histograms.values())
     if (s.count > 0) batch.histograms.push([s.family, s.labels, s.counts, s.sum, s.count]);
   iso.counters.clear();

@@ -24,6 +24,7 @@ import { workerRevocationsOf } from './revocations.js';
 import type { ExecutionContext } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
 import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js';
+import { createWorkerTracing } from './tracing.js';
 
 export { UpstreamTokenObject } from './durable-objects/upstream-token.js';
 export { CounterObject } from './durable-objects/counter.js';
@@ -59,6 +60,7 @@ export async function createWorkerGateway(
     );
   }
   const scopes = createRequestScopes();
+  const tracing = createWorkerTracing(config.tracing, scopes);
   const timeoutMs = settings.durableObjectTimeoutMs;
   // No prom-client here (a sixth of the bundle): the isolate counts the same families in plain numbers and pushes
   // them to the metrics object, which serves one /metrics for every isolate of the deployment.
@@ -125,6 +127,7 @@ export async function createWorkerGateway(
           ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
           : undefined,
       background: scopes.background,
+      tracing,
       onRequest: analytics
         ? (r) => analytics.writeDataPoint(analyticsDataPoint(r, scopes.current()?.upstreamMs ?? 0))
         : undefined,

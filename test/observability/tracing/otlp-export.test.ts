@@ -158,6 +158,25 @@ describe('batching', () => {
       ['batch 3'],
     ]);
   });
+
+  it('sends what ended during an export after the delay, not as soon as the export is done', async () => {
+    receiver.requests.length = 0;
+    const tracing = createTracing(
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '400',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '3',
+      }),
+      runtime,
+    );
+    // A full batch goes at once; the span after it ends while that batch is on its way.
+    for (let i = 0; i < 4; i++) tracing.tracer.startSpan(`steady ${i}`, undefined).end();
+    await receiver.waitForSpans(3);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(receiver.requests).toHaveLength(1);
+    await receiver.waitForSpans(4);
+    expect(receiver.requests.map((r) => r.spans.length)).toEqual([3, 1]);
+  });
 });
 
 describe('a collector that does not take the spans', () => {

@@ -1,7 +1,7 @@
 // Tracing inside workerd: the modules load without drawing randomness at their top level, ids are drawn per
 // request, the export runs under the request's ctx.waitUntil after the answer, and a collector that refuses the
 // spans (here the simulator, which has no /v1/traces) has them counted as dropped.
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config.js';
 import {
@@ -14,7 +14,7 @@ import type { FetchFunction } from '../../../../src/observability/tracing/otlp-h
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
 import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
 import { createWorkerTracing } from '../../../../src/runtime/workers/tracing.js';
-import { simulatorUrl } from './control.js';
+import { isolate, METRICS_TOKEN, simulator, simulatorUrl } from './control.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -89,5 +89,45 @@ describe('tracing in workerd', () => {
     const { ctx, tracing } = traceOneMiss(`${simulatorUrl()}/v1/traces`);
     await waitOnExecutionContext(ctx);
     expect(tracing.dropped()).toBe(2);
+  });
+});
+
+describe('the Worker gateway traced in workerd', () => {
+  it("continues a caller's trace to the upstream, quotes it in a problem body and counts the spans a refusing collector dropped", async () => {
+    await reset();
+    await simulator.reset();
+    // The simulator has no /v1/traces: every export is refused, and counted.
+    const worker = await isolate({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${simulatorUrl()}/v1/traces`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+      METRICS_TOKEN,
+    });
+    const token = await worker.login();
+    const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`;
+    const { res, ctx } = await worker.request('/v2/contacts/search?what=%2B442079460021', {
+      headers: { authorization: `Bearer ${token}`, traceparent },
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await waitOnExecutionContext(ctx);
+    const seen = (await simulator.stats()).traceparentsSeen;
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+    expect(seen[0]).not.toContain(CALLER_SPAN);
+
+    const refused = await worker.request('/v2/contacts/search?what=nonsense', {
+      headers: { authorization: `Bearer ${token}`, traceparent },
+    });
+    expect(refused.res.status).toBe(400);
+    expect(((await refused.res.json()) as { traceId?: string }).traceId).toBe(TRACE);
+    await waitOnExecutionContext(refused.ctx);
+    // The miss's server, lookup, login and upstream spans, the refusal's server span (and the logins' own requests').
+    const dropped = worker.gateway.services.tracing.dropped();
+    expect(dropped).toBeGreaterThanOrEqual(5);
+    // The deployment's /metrics (the metrics object's sum of every isolate's pushes) counts them.
+    const scraped = await worker.scrape();
+    const counted = Number(/^callerid_gateway_trace_spans_dropped_total (\d+)$/m.exec(scraped)?.[1]);
+    expect(counted).toBeGreaterThanOrEqual(dropped);
   });
 });
