@@ -61,7 +61,13 @@ const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
  * answers 404 for everything under /console it does not serve, and a target cannot reach another route through it.
  */
 export function leavesConsole(target: string): boolean {
-  const path = target.replace(ABSOLUTE_FORM, '').split(/[?#]/, 1)[0]!;
+  // Without a percent sign or a dot segment in its path, a target cannot leave where it starts (the usual case).
+  const queryAt = target.search(/[?#]/);
+  const pathEnd = queryAt === -1 ? target.length : queryAt;
+  const percentAt = target.indexOf('%');
+  const dotAt = target.indexOf('/.');
+  if ((percentAt === -1 || percentAt >= pathEnd) && (dotAt === -1 || dotAt >= pathEnd)) return false;
+  const path = pathOf(target);
   if (!path.includes('%') && !/console/i.test(path)) return false;
   const decoded = path.replace(/%(2[dDeE]|3\d|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g, (_, hex: string) =>
     String.fromCharCode(parseInt(hex, 16)),
@@ -81,6 +87,8 @@ export interface RequestRules {
   takesBody: TakesBody;
   /** The largest body a route that takes one accepts, by path; a larger declared Content-Length is refused unread. */
   boundOf: BodyBoundOf;
+  /** The last Host found valid, kept by the listener's rules: its clients send the same one with every request. */
+  lastValidHost?: string | undefined;
 }
 
 /** The path of a request target, origin-form or absolute-form, without its query. */
@@ -108,10 +116,14 @@ const tooLarge = (detail: string) =>
  * sent where the runtime still has it (Node); a runtime that resolved dot segments already has nothing to check there.
  */
 export function requestRefusal(parts: RequestParts, rules: RequestRules): GatewayError | undefined {
-  if (!hostIsValid(parts.header('host')))
-    return new GatewayError('bad_request', 'The Host header field is not a valid host.', {
-      headers: { connection: 'close' },
-    });
+  const host = parts.header('host');
+  if (host !== rules.lastValidHost) {
+    if (!hostIsValid(host))
+      return new GatewayError('bad_request', 'The Host header field is not a valid host.', {
+        headers: { connection: 'close' },
+      });
+    rules.lastValidHost = host;
+  }
   const body = bodyRefusal(parts, rules);
   if (body !== undefined) return body;
   // Two fields read as one, joined by ", ": no credential holds a comma, so which one was meant cannot be told.

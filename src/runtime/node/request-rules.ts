@@ -57,6 +57,21 @@ export const partsOf = (req: IncomingMessage): NodeParts => ({
   peerAddress,
 });
 
+/** A header field of a request the rules let through: no repeated `Host` or `Authorization` is left to look for. */
+function ruledHeader(this: NodeParts, name: string): string | undefined {
+  const value = this.req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The parts of a request the rules let through (Node's search door): its fields read without the raw list. */
+export const ruledPartsOf = (req: IncomingMessage): NodeParts => ({
+  method: req.method ?? 'GET',
+  target: req.url ?? '/',
+  req,
+  header: ruledHeader,
+  peerAddress,
+});
+
 /** Writes a refusal the app never saw, and records it as the app records its answers. */
 function answerRefusal(req: IncomingMessage, res: ServerResponse, answer: ProblemAnswer, options: NodeRulesOptions) {
   const started = performance.now();

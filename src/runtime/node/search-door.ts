@@ -12,7 +12,7 @@ import type { Tracer } from '../../observability/tracing/tracer.js';
 import { SEARCH_ROUTE, type SearchAnswer } from '../../search/search-contract.js';
 import type { Services } from '../../services.js';
 import type { RequestParts } from '../../request/request-parts.js';
-import { partsOf, type Listener } from './request-rules.js';
+import { ruledPartsOf, type Listener } from './request-rules.js';
 
 const SPAN_NAME = `GET ${SEARCH_ROUTE}`;
 
@@ -84,7 +84,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
       return;
     }
     const started = performance.now();
-    const parts = partsOf(req);
+    const parts = ruledPartsOf(req);
     const span = serverSpanOf(tracer, parts, trustProxyHops);
     const answer = search.answer(parts, span);
     if (answer instanceof Promise)
