@@ -49,7 +49,7 @@ function peerAddress(this: NodeParts): string | undefined {
   return this.req.socket.remoteAddress;
 }
 
-export const partsOf = (req: IncomingMessage): NodeParts => ({
+const partsOf = (req: IncomingMessage): NodeParts => ({
   method: req.method ?? 'GET',
   target: req.url ?? '/',
   req,
