@@ -311,6 +311,7 @@ function createGuard(
     config: { ...config.guard, quotas: clients.quotas },
     timeoutMs: upstream.timeoutMs,
     clients: clients.ids(),
+    rateOf: clients.ratePerMinute,
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: shared.whenDown('memory'),
     limiters: runtime.limiters,

@@ -86,6 +86,9 @@ export class ClientRegistry {
 
   readonly isAdmin = (clientId: string): boolean => this.entries.get(clientId)?.admin === true;
 
+  /** Searches per minute `clientId` may make, when the client names its own rate. */
+  readonly ratePerMinute = (clientId: string): number | undefined => this.entries.get(clientId)?.ratePerMinute;
+
   /** Lifetime of tokens issued to `clientId`, when the client names one. */
   tokenTtlSeconds(clientId: string): number | undefined {
     return this.entries.get(clientId)?.tokenTtlSeconds;

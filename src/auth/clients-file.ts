@@ -14,6 +14,8 @@ export interface ClientEntry {
   upstreamQuotaPerDay?: number;
   /** Lifetime of the tokens issued to it; undefined: GATEWAY_TOKEN_TTL_SECONDS. */
   tokenTtlSeconds?: number;
+  /** Searches per clock minute; undefined: CLIENT_RATE_PER_MINUTE. */
+  ratePerMinute?: number;
 }
 
 const secret = z.strictObject({
@@ -27,6 +29,7 @@ const client = z.strictObject({
   admin: z.optional(z.boolean()),
   upstream_quota_per_day: z.optional(z.int().check(z.minimum(0), z.maximum(1_000_000_000))),
   token_ttl_seconds: z.optional(z.int().check(z.minimum(60), z.maximum(31_536_000))),
+  rate_per_minute: z.optional(z.int().check(z.minimum(1), z.maximum(10_000_000))),
 });
 
 /** The file's schema: `{"clients": [...]}`. */
@@ -52,6 +55,7 @@ function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
     admin: c.admin ?? false,
     ...(c.upstream_quota_per_day === undefined ? {} : { upstreamQuotaPerDay: c.upstream_quota_per_day }),
     ...(c.token_ttl_seconds === undefined ? {} : { tokenTtlSeconds: c.token_ttl_seconds }),
+    ...(c.rate_per_minute === undefined ? {} : { ratePerMinute: c.rate_per_minute }),
   };
 }
 

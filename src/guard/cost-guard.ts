@@ -69,6 +69,8 @@ export interface CostGuardOptions {
   timeoutMs: number;
   /** Registered client ids, in GATEWAY_CLIENTS order. */
   clients: readonly string[];
+  /** A client's own searches per minute (the clients file), where it has one. */
+  rateOf?: (client: string) => number | undefined;
   /** Usage counts (`memory` store-error mode: they keep counting here when the store is down). */
   counters: CounterStore;
   /** The client rate's shared limiter store and its health; absent, the rate holds per process. */
@@ -122,6 +124,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   return {
     rate: createClientRate({
       perMinute: config.ratePerMinute,
+      perMinuteOf: options.rateOf,
       clock,
       background: options.background,
       shared: options.limiters,

@@ -31,7 +31,10 @@ export interface ClientRate {
 }
 
 export interface ClientRateOptions {
+  /** CLIENT_RATE_PER_MINUTE: every client's rate but those with their own. */
   perMinute: number;
+  /** A client's own rate (the clients file's `rate_per_minute`), read at each search so a reload applies at once. */
+  perMinuteOf?: ((client: string) => number | undefined) | undefined;
   clock: Clock;
   background: RunInBackground;
   /** The runtime's shared limiter store; while it is down the counts stay here. Absent: per process. */
@@ -67,21 +70,45 @@ export function createClientRate(options: ClientRateOptions): ClientRate {
     if (client !== last.client || minute !== last.minute) last = { client, minute, key: `${client}:${minute}` };
     return last.key;
   };
+  const limitOf = (client: string): number => options.perMinuteOf?.(client) ?? perMinute;
   return {
-    fields: createRateLimitFields([{ name: CLIENT_POLICY, quota: perMinute, windowSeconds: 60 }], options.headerFormat),
+    fields: policyFields(perMinute, options.headerFormat),
     allows(client, now = clock()) {
-      return counters.peek(keyOf(client, Math.floor(now / MINUTE_MS)), now) < perMinute;
+      return counters.peek(keyOf(client, Math.floor(now / MINUTE_MS)), now) < limitOf(client);
     },
     take(client, now = clock()) {
       const minute = Math.floor(now / MINUTE_MS);
       const resetAt = (minute + 1) * MINUTE_MS;
-      const d = counters.take(keyOf(client, minute), perMinute, resetAt, now);
+      const limit = limitOf(client);
+      const d = counters.take(keyOf(client, minute), limit, resetAt, now);
       const resetSeconds = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
       return {
         allowed: d.allowed,
-        state: { policy: CLIENT_POLICY, limit: perMinute, remaining: Math.max(0, perMinute - d.count), resetSeconds },
+        state: { policy: CLIENT_POLICY, limit, remaining: Math.max(0, limit - d.count), resetSeconds },
       };
     },
     sync: counters.sync,
+  };
+}
+
+/**
+ * The `client` policy's fields, its quota the limit of the state they describe: a client with a rate of its own is
+ * told its own quota in `RateLimit-Policy`. The fields of each quota are made once.
+ */
+function policyFields(perMinute: number, format: RateLimitHeaderFormat): RateLimitFields {
+  const byQuota = new Map<number, RateLimitFields>();
+  const fieldsOf = (quota: number): RateLimitFields => {
+    let fields = byQuota.get(quota);
+    if (fields === undefined) {
+      fields = createRateLimitFields([{ name: CLIENT_POLICY, quota, windowSeconds: 60 }], format);
+      byQuota.set(quota, fields);
+    }
+    return fields;
+  };
+  const usual = fieldsOf(perMinute);
+  return {
+    policies: usual.policies,
+    headers: (state) => (state.limit === perMinute ? usual : fieldsOf(state.limit)).headers(state),
+    nearest: (...states) => usual.nearest(...states),
   };
 }

@@ -1,7 +1,7 @@
 // The clients file on Node over real sockets (GATEWAY_CLIENTS_FILE): two gateways watching one file take a client
 // added within 2 s and refuse a removed one (its tokens too) within 2 s, without a restart; a wrong file on reload
 // leaves the last good clients, logged and counted; two secrets work during a rotation and the retired one stops at
-// its not_after; a client's own token lifetime; a wrong file or a second source of clients stops the start in one
+// its not_after; a client's own token lifetime and rate; a wrong file or a second source of clients stops the start in one
 // line.
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { sha256Hex } from '../../src/auth/client-registry.js';
 import { ConfigError } from '../../src/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
+import { awayFromMinuteEnd } from '../helpers/minute-window.js';
 import { captureLogger, stackEnv, UPSTREAM_CLIENTS, type CapturedLog } from '../helpers/stack.js';
 
 const SECRETS = { crm: 'crm-file-secret-0123', pbx: 'pbx-file-secret-0123', ops: 'ops-file-secret-0123' };
@@ -21,6 +22,7 @@ interface FileClient {
   secrets: { hash: string; not_after?: string }[];
   admin?: boolean;
   token_ttl_seconds?: number;
+  rate_per_minute?: number;
 }
 
 const fileClient = async (id: keyof typeof SECRETS, extra: Partial<FileClient> = {}): Promise<FileClient> => ({
@@ -186,5 +188,43 @@ describe('the clients file at start', () => {
     expect((both as Error).message).toMatch(/GATEWAY_CLIENTS: is set beside GATEWAY_CLIENTS_FILE/);
     const missing = await startWith({ GATEWAY_CLIENTS_FILE: join(dir, 'absent.json') });
     expect((missing as Error).message).toMatch(/absent\.json: cannot be read \(ENOENT\)$/);
+  });
+});
+
+describe("a client's own rate from the clients file", () => {
+  let simulator: SimulatorServer;
+  let gateway: RunningGateway;
+  let dir: string;
+
+  beforeAll(async () => {
+    simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
+    dir = mkdtempSync(join(tmpdir(), 'clients-rate-'));
+    const path = join(dir, 'clients.json');
+    const clients = [await fileClient('pbx', { rate_per_minute: 3 }), await fileClient('ops', { admin: true })];
+    writeFileSync(path, JSON.stringify({ clients }));
+    const { GATEWAY_CLIENTS: _, GATEWAY_ADMIN_CLIENTS: __, ...env } = await stackEnv(simulator.url);
+    gateway = await startNodeGateway({ ...env, GATEWAY_CLIENTS_FILE: path }, { logger: captureLogger() });
+  });
+  afterAll(async () => {
+    await gateway?.close({ timeoutMs: 1000 });
+    await simulator?.close();
+  });
+
+  it('holds that client to its rate and says its own quota, while another keeps CLIENT_RATE_PER_MINUTE', async () => {
+    await awayFromMinuteEnd();
+    const pbx = (await login(gateway, 'pbx', SECRETS.pbx)).body.access_token;
+    const ops = (await login(gateway, 'ops', SECRETS.ops)).body.access_token;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await searchStatus(gateway, pbx));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const res = await fetch(`${gateway.url}/v2/contacts/search?what=%2B442079460001`, {
+      headers: { authorization: `Bearer ${pbx}` },
+    });
+    expect(res.headers.get('ratelimit-policy')).toBe('"client";q=3;w=60');
+    const other = await fetch(`${gateway.url}/v2/contacts/search?what=%2B442079460001`, {
+      headers: { authorization: `Bearer ${ops}` },
+    });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('ratelimit-policy')).toBe('"client";q=600;w=60');
   });
 });
