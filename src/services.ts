@@ -310,7 +310,7 @@ function createGuard(
     // The registry's quotas: a reload of the clients file reaches the guard's next charge.
     config: { ...config.guard, quotas: clients.quotas },
     timeoutMs: upstream.timeoutMs,
-    clients: clients.ids(),
+    clients: { ids: () => clients.ids(), has: clients.has },
     rateOf: clients.ratePerMinute,
     // Rates and search counts are counted here first anyway: while the store is down they stay per process.
     counters: shared.whenDown('memory'),

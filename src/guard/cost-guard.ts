@@ -67,8 +67,8 @@ export interface CostGuard {
 export interface CostGuardOptions {
   config: GuardConfig;
   timeoutMs: number;
-  /** Registered client ids, in GATEWAY_CLIENTS order. */
-  clients: readonly string[];
+  /** Registered client ids, in GATEWAY_CLIENTS order: a list, or the live registry (a reloaded clients file). */
+  clients: readonly string[] | RegisteredClients;
   /** A client's own searches per minute (the clients file), where it has one. */
   rateOf?: (client: string) => number | undefined;
   /** Usage counts (`memory` store-error mode: they keep counting here when the store is down). */
@@ -115,9 +115,21 @@ interface SearchDays {
   last: { client: string; day: string; key: string };
 }
 
+/** The registered clients as the guard reads them at each use: a reload adds to or removes from both. */
+interface RegisteredClients {
+  ids(): readonly string[];
+  has(client: string): boolean;
+}
+
+const registeredOf = (clients: CostGuardOptions['clients']): RegisteredClients => {
+  if (!Array.isArray(clients)) return clients as RegisteredClients;
+  const set = new Set(clients as readonly string[]);
+  return { ids: () => clients as readonly string[], has: (client) => set.has(client) };
+};
+
 export function createCostGuard(options: CostGuardOptions): CostGuard {
   const { config, clock, telemetry } = options;
-  const registered = new Set(options.clients);
+  const registered = registeredOf(options.clients);
   const labelOf = (client: string) => (registered.has(client) || client === CONSOLE_CLIENT ? client : undefined);
   const g = partsOf(options, registered);
   const { cooldown, breaker, bulkhead, charges } = g;
@@ -167,7 +179,7 @@ export function createCostGuard(options: CostGuardOptions): CostGuard {
   };
 }
 
-function partsOf(options: CostGuardOptions, registered: Set<string>): GuardParts {
+function partsOf(options: CostGuardOptions, registered: RegisteredClients): GuardParts {
   const { config, clock, telemetry } = options;
   const cooldown = createCooldown({
     defaultMs: config.cooldownSeconds * 1000,
@@ -251,7 +263,7 @@ async function usage(g: GuardParts): Promise<UsageReport> {
   // This process's count of today's searches is reconciled first, so the figure includes it.
   await g.local.sync();
   const [clients, budget] = await Promise.all([
-    Promise.all([...options.clients, CONSOLE_CLIENT].map((id) => callerUsage(g, id))),
+    Promise.all([...registeredOf(options.clients).ids(), CONSOLE_CLIENT].map((id) => callerUsage(g, id))),
     g.charges.budget(),
   ]);
   const b = breaker.snapshot();

@@ -122,6 +122,12 @@ describe('the clients file, watched', () => {
       expect(await msUntil(async () => (await login(g, 'pbx', SECRETS.pbx)).status === 200)).toBeLessThan(2000);
       expect(await msUntil(async () => (await searchStatus(g, crmTokens[i]!)) === 401)).toBeLessThan(2000);
       expect((await login(g, 'crm', SECRETS.crm)).status).toBe(400);
+      // The usage report lists the clients of the file as it now reads.
+      const ops = (await login(g, 'ops', SECRETS.ops)).body.access_token;
+      const usage = (await (
+        await fetch(`${g.url}/admin/usage`, { headers: { authorization: `Bearer ${ops}` } })
+      ).json()) as { clients: { id: string }[] };
+      expect(usage.clients.map((c) => c.id).sort()).toEqual(['console', 'ops', 'pbx']);
     }
   });
 
