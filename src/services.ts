@@ -27,7 +27,7 @@ import type { UpstreamHttp } from './upstream/http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from './auth/client-authenticator.js';
 import { createSearchContract, type SearchContract } from './search/search-contract.js';
 import { createSearchUseCase, type SearchUseCase } from './search/search-use-case.js';
-import { clientAddress } from './limits/client-address.js';
+import { clientAddress, trustedForwardedEntry } from './limits/client-address.js';
 import type { SharedLimiters } from './limits/limit.js';
 import { createTokenManager, type TokenManager } from './upstream/token-manager.js';
 import { inProcess, type RunInBackground } from './shared-state/background.js';
@@ -95,6 +95,8 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
   authenticateClient: ClientAuthenticator;
+  /** The entry of an X-Forwarded-* field the outermost trusted proxy wrote (TRUST_PROXY_HOPS); none without one. */
+  forwardedEntry: (field: string | undefined) => string | undefined;
   /** The caller's address of a request as the limits count it: the peer, or X-Forwarded-For behind trusted proxies. */
   addressOf: (c: Context) => string | undefined;
   /** One search, whoever asks: the JSON search, CNAM, each batch item and the console render its outcome. */
@@ -200,6 +202,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     loginThrottle,
     authenticateClient,
     normalizer,
+    forwardedEntry: (field) => trustedForwardedEntry(field, config.trustProxyHops),
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
     searches,
     search: createSearchContract(searches),

@@ -16,7 +16,6 @@ import { adminTokenRoutes } from './admin-tokens.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../docs/docs-page.js';
 import { routeDocs } from '../docs/route-docs.js';
-import { trustedForwardedEntry } from '../limits/client-address.js';
 import type { Services } from '../services.js';
 import { grantRequestOf } from './token-login.js';
 
@@ -39,10 +38,10 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
  * The origin a request came to, as the outermost trusted proxy (TRUST_PROXY_HOPS) saw it: X-Forwarded-Proto and
  * X-Forwarded-Host only from a trusted hop and only when they make an http(s) origin, else the request's own URL.
  */
-function requestOrigin(c: Context<AppEnv>, trustedHops: number): string {
+function requestOrigin(c: Context<AppEnv>, forwardedEntry: Services['forwardedEntry']): string {
   const own = new URL(c.req.url);
-  const proto = trustedForwardedEntry(c.req.header('x-forwarded-proto'), trustedHops)?.toLowerCase();
-  const forwardedHost = trustedForwardedEntry(c.req.header('x-forwarded-host'), trustedHops);
+  const proto = forwardedEntry(c.req.header('x-forwarded-proto'))?.toLowerCase();
+  const forwardedHost = forwardedEntry(c.req.header('x-forwarded-host'));
   const scheme = proto === 'http' || proto === 'https' ? proto : own.protocol.slice(0, -1);
   // A forwarded host with a path, credentials or stray characters is no host: the request's own stands.
   const host = forwardedHost !== undefined && HOST.test(forwardedHost) ? forwardedHost : own.host;
@@ -55,9 +54,13 @@ function requestOrigin(c: Context<AppEnv>, trustedHops: number): string {
  * same for every request, or (demo and development set-ups only; production requires PUBLIC_BASE_URL) the origin
  * this request came to, which no cache may keep for another request.
  */
-function issuerOf(c: Context<AppEnv>, config: Services['config']): { issuer: string; shared: boolean } {
-  if (config.publicBaseUrl !== undefined) return { issuer: config.publicBaseUrl, shared: true };
-  return { issuer: requestOrigin(c, config.trustProxyHops), shared: false };
+function issuerOf(
+  c: Context<AppEnv>,
+  services: Pick<Services, 'config' | 'forwardedEntry'>,
+): { issuer: string; shared: boolean } {
+  const { publicBaseUrl } = services.config;
+  if (publicBaseUrl !== undefined) return { issuer: publicBaseUrl, shared: true };
+  return { issuer: requestOrigin(c, services.forwardedEntry), shared: false };
 }
 
 /** An OAuth endpoint's answer, or its refusal as RFC 6749 section 5.2 words it. */
@@ -76,7 +79,8 @@ async function answering(c: Context<AppEnv>, handle: () => Promise<Response>): P
 }
 
 export function oauthServerRoutes(
-  services: GrantServices & Pick<Services, 'docsAssets' | 'config' | 'addressOf' | 'revocations' | 'clock'>,
+  services: GrantServices &
+    Pick<Services, 'docsAssets' | 'config' | 'addressOf' | 'forwardedEntry' | 'revocations' | 'clock'>,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
@@ -85,7 +89,7 @@ export function oauthServerRoutes(
   const documented = config.docs.enabled && services.docsAssets !== undefined;
 
   app.get(OAUTH_METADATA_PATH, routeDocs.oauthMetadata, (c) => {
-    const { issuer, shared } = issuerOf(c, config);
+    const { issuer, shared } = issuerOf(c, services);
     return c.json(
       {
         issuer,
