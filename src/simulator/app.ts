@@ -132,18 +132,8 @@ function toE164(what: string): string {
   return compact.startsWith('00') ? `+${compact.slice(2)}` : compact;
 }
 
-/** What the simulator counts, for its tests and benches. */
-interface Counts {
-  tokenCalls: number;
-  searchCalls: number;
-  searchByNumber: Map<string, number>;
-  authorizationsSeen: string[];
-  traceparentsSeen: string[];
-  hugeBodyBytesSent: number;
-  searchesInFlight: number;
-  maxSearchesInFlight: number;
-  rateLimitedCalls: number;
-}
+/** What the simulator counts, for its tests and benches: its stats, the calls per number kept in a map. */
+type Counts = Omit<SimulatorStats, 'searchByNumber'> & { searchByNumber: Map<string, number> };
 
 /** The simulated upstream: its settings, directory, faults, issued tokens and counts. */
 interface Sim {

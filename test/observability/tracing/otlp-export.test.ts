@@ -139,16 +139,20 @@ describe('the receiver', () => {
 });
 
 describe('batching', () => {
-  it('sends a full batch at once without waiting for the delay, and the rest on flush', async () => {
-    receiver.requests.length = 0;
-    const tracing = createTracing(
+  /** Tracing that exports to the test receiver in batches of three, after `delayMs` for a part batch. */
+  const batchesOfThree = (delayMs: number) =>
+    createTracing(
       tracingConfig({
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
-        OTEL_BSP_SCHEDULE_DELAY: '60000',
+        OTEL_BSP_SCHEDULE_DELAY: String(delayMs),
         OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '3',
       }),
       runtime,
     );
+
+  it('sends a full batch at once without waiting for the delay, and the rest on flush', async () => {
+    receiver.requests.length = 0;
+    const tracing = batchesOfThree(60_000);
     for (let i = 0; i < 3; i++) tracing.tracer.startSpan(`batch ${i}`, undefined).end();
     await receiver.waitForSpans(3);
     tracing.tracer.startSpan('batch 3', undefined).end();
@@ -161,14 +165,7 @@ describe('batching', () => {
 
   it('sends what ended during an export after the delay, not as soon as the export is done', async () => {
     receiver.requests.length = 0;
-    const tracing = createTracing(
-      tracingConfig({
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
-        OTEL_BSP_SCHEDULE_DELAY: '400',
-        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '3',
-      }),
-      runtime,
-    );
+    const tracing = batchesOfThree(400);
     // A full batch goes at once; the span after it ends while that batch is on its way.
     for (let i = 0; i < 4; i++) tracing.tracer.startSpan(`steady ${i}`, undefined).end();
     await receiver.waitForSpans(3);
