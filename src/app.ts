@@ -8,7 +8,7 @@ import { errorResponse, problemResponse } from './errors.js';
 import { accessLog, routeResolver } from './middleware/access-log.js';
 import { headLength } from './middleware/head-length.js';
 import { requestId } from './middleware/request-id.js';
-import { serverSpan } from './middleware/server-span.js';
+import { serverSpan, type ServerSpanOptions } from './middleware/server-span.js';
 import { requestBodyLimit } from './middleware/body-limit.js';
 import { bodyByMethod, type BodyBoundOf } from './request/request-rules.js';
 import { requestRules } from './middleware/request-rules.js';
@@ -92,9 +92,18 @@ export function routeOfApp(app: GatewayApp): (method: string, path: string) => s
   return (method, path) => resolve(method, path) ?? UNMATCHED_ROUTE;
 }
 
-/** The app of the separate metrics port (METRICS_PORT, Node): GET /metrics and nothing else. */
-export function createMetricsApp(metrics: GatewayMetrics, token: string | undefined): GatewayApp {
+/**
+ * The app of the separate metrics port (METRICS_PORT, Node): GET /metrics and nothing else, each answer with its
+ * server span as the API's have theirs (`spans`: the tracer and the trusted client address).
+ */
+export function createMetricsApp(
+  metrics: GatewayMetrics,
+  token: string | undefined,
+  spans: Pick<ServerSpanOptions, 'tracer' | 'addressOf'>,
+): GatewayApp {
   const app = new Hono<AppEnv>();
+  const routeOf = routeResolver(() => app.routes);
+  app.use(serverSpan({ ...spans, routeOf }));
   app.route('/', metricsRoutes({ metrics, token }));
   app.notFound(() => problemResponse('not_found', 'Only /metrics is served on this port.', crypto.randomUUID()));
   return app;

@@ -4,15 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { checkRequirement, tcpRequirement } from '../helpers/requires.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
+import { SPAN_KIND, startTracedStack, type TracedStack } from '../helpers/traced-stack.js';
 
 const sharedRedis = checkRequirement(await tcpRequirement('127.0.0.1', 6379, 'Redis at 127.0.0.1:6379'));
 
-const SERVER = 2;
-const CLIENT = 3;
-const INTERNAL = 1;
+const { SERVER, CLIENT, INTERNAL } = SPAN_KIND;
 
 /** A caller's span context: a fresh trace id per test, so each test reads only its own spans. */
 function callerContext(flags: '01' | '00') {
@@ -27,30 +25,19 @@ describe.each([
   { door: "Node's search door", searchDoor: true },
   { door: 'the app', searchDoor: false },
 ])('tracing through $door', ({ searchDoor }) => {
-  let receiver: OtlpReceiver;
+  let traced: TracedStack;
   let stack: Stack;
   let crm: string;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    stack = await startStack({
-      env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '10' },
-      gateway: { searchDoor },
-    });
+    traced = await startTracedStack({ gateway: { searchDoor } });
+    stack = traced.stack;
     crm = await stack.login('crm');
   });
-  afterAll(async () => {
-    await stack.close();
-    await receiver.close();
-  });
+  afterAll(() => traced.close());
 
-  /** Every span of one trace, once the gateway has sent what it holds. */
-  const spansOf = async (traceId: string) => {
-    await stack.gateway.services.tracing.flush();
-    return receiver.spans().filter((s) => s.traceId === traceId);
-  };
-  const requestLine = (traceId: string) =>
-    stack.logs.find((l) => l.fields.event === 'request' && l.fields.traceId === traceId);
+  const spansOf = (traceId: string) => traced.spansOf(traceId);
+  const requestLine = (traceId: string) => traced.requestLine('traceId', traceId);
 
   it("makes a miss the caller's child: server span, lookup, upstream client span named by the upstream's traceparent", async () => {
     const caller = callerContext('01');
@@ -124,15 +111,12 @@ describe.each([
 });
 
 describe.skipIf(!sharedRedis)('tracing a miss with the shared tier in Redis (127.0.0.1:6379)', () => {
-  let receiver: OtlpReceiver;
-  let stack: Stack;
+  let traced: TracedStack;
   const prefix = `test-${randomUUID()}`;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    stack = await startStack({
+    traced = await startTracedStack({
       env: {
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         REDIS_URL: 'redis://127.0.0.1:6379',
         REDIS_KEY_PREFIX: prefix,
@@ -140,8 +124,7 @@ describe.skipIf(!sharedRedis)('tracing a miss with the shared tier in Redis (127
     });
   });
   afterAll(async () => {
-    await stack.close();
-    await receiver.close();
+    await traced.close();
     const redis = new Redis('redis://127.0.0.1:6379');
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length > 0) await redis.del(...keys);
@@ -150,13 +133,13 @@ describe.skipIf(!sharedRedis)('tracing a miss with the shared tier in Redis (127
 
   it('puts the read of the tier and the wait for an upstream slot under the lookup', async () => {
     const caller = callerContext('01');
+    const { stack } = traced;
     const res = await stack.search('+442079460014', await stack.login('crm'), {
       headers: { traceparent: caller.traceparent },
     });
     expect(res.status).toBe(200);
     await res.text();
-    await stack.gateway.services.tracing.flush();
-    const spans = receiver.spans().filter((s) => s.traceId === caller.traceId);
+    const spans = await traced.spansOf(caller.traceId);
     const lookup = spans.find((s) => s.name === 'lookup')!;
     const tier = spans.find((s) => s.name === 'lookup redis')!;
     expect(tier).toMatchObject({ kind: INTERNAL, parentSpanId: lookup.spanId });

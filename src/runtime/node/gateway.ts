@@ -171,6 +171,7 @@ function listenersOf(
     rules: { takesBody: bodyByMethod, boundOf: bodyBoundOf(config) },
     record: services.recordRequest,
     routeOf: routeOfApp(app),
+    tracing: { tracer: services.tracing.tracer, trustProxyHops: config.trustProxyHops },
   };
   const server = createListener(options.searchDoor === false ? listener : withSearchDoor(listener, services), {
     ...rules,
@@ -183,6 +184,8 @@ function listenersOf(
           token: config.metrics.token,
           http: config.http,
           record: services.recordRequest,
+          tracing: rules.tracing,
+          addressOf: services.addressOf,
         })
       : null;
   return { server, metricsListener };

@@ -27,7 +27,7 @@ export function createListener(next: Listener, options: ListenerOptions): Server
     withRequestRules(next, options),
   );
   answerExpectContinue(server, next, options);
-  answerClientErrors(server, options.record);
+  answerClientErrors(server, options.record, options.tracing);
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = options.maxConnections;
   return server;

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createMetricsApp } from '../../app.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
-import type { RequestRecorder } from '../../observability/request-recorder.js';
+import type { ServerSpanOptions } from '../../middleware/server-span.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { createListener, type ListenerOptions } from './listener.js';
 
@@ -29,18 +29,26 @@ export function createNodeMetrics(): GatewayMetrics {
 /** Connections the metrics listener holds at once: a few Prometheus servers scraping, with room for a probe. */
 const METRICS_MAX_CONNECTIONS = 64;
 
+interface MetricsServerOptions extends Pick<ListenerOptions, 'http' | 'record' | 'tracing'> {
+  /** METRICS_TOKEN: the bearer token a scrape must show, when set. */
+  token: string | undefined;
+  /** The trusted client address of a scrape, for its span (TRUST_PROXY_HOPS, as on the API). */
+  addressOf: ServerSpanOptions['addressOf'];
+}
+
 /**
  * Serves only GET /metrics, on a port of its own (on loopback unless METRICS_HOST says otherwise), so it can stay
  * off the network the API is exposed to. It meets the API's request rules and timeouts and never reads a body.
  */
-export function createMetricsServer(
-  metrics: GatewayMetrics,
-  options: { token: string | undefined; http: ListenerOptions['http']; record: RequestRecorder },
-): Server {
-  const app = createMetricsApp(metrics, options.token);
+export function createMetricsServer(metrics: GatewayMetrics, options: MetricsServerOptions): Server {
+  const app = createMetricsApp(metrics, options.token, {
+    tracer: options.tracing.tracer,
+    addressOf: options.addressOf,
+  });
   return createListener(getRequestListener(app.fetch), {
     rules: { takesBody: () => false, boundOf: () => 0 },
     record: options.record,
+    tracing: options.tracing,
     routeOf: (_method, path) => (path === METRICS_PATH ? METRICS_PATH : UNMATCHED_ROUTE),
     http: options.http,
     maxConnections: METRICS_MAX_CONNECTIONS,

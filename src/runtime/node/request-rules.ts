@@ -3,12 +3,14 @@
 // line and one count, `Connection: close` where a body was not read. The HTTP server's own refusals (a malformed
 // request, headers over 16 KiB, a client too slow with its headers or body) are answered the same way.
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GatewayError, problemAnswer, type ProblemAnswer } from '../../errors.js';
 import type { RequestRecorder } from '../../observability/request-recorder.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
 import { requestRefusal, type RequestRules } from '../../request/request-rules.js';
+import { endNodeServerSpan, nodeServerSpan, type NodeTracing } from './node-spans.js';
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -17,6 +19,8 @@ export interface NodeRulesOptions {
   record: RequestRecorder;
   /** The route template a refused request was for (`unmatched` when none). */
   routeOf: (method: string, path: string) => string;
+  /** Each refusal's server span, as the app's answers have theirs: the caller's trace, its id in the problem body. */
+  tracing: NodeTracing;
 }
 
 // Node keeps only the first of a repeated field of these; the Fetch API, and so the app, reads them all.
@@ -72,19 +76,29 @@ export const ruledPartsOf = (req: IncomingMessage): NodeParts => ({
   peerAddress,
 });
 
-/** Writes a refusal the app never saw, and records it as the app records its answers. */
-function answerRefusal(req: IncomingMessage, res: ServerResponse, answer: ProblemAnswer, options: NodeRulesOptions) {
+/** Writes a refusal the app never saw, with its span, and records it as the app records its answers. */
+function answerRefusal(parts: NodeParts, res: ServerResponse, answer: ProblemAnswer, options: NodeRulesOptions) {
   const started = performance.now();
-  answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
+  const { req } = parts;
+  const route = options.routeOf(parts.method, parts.target.split('?', 1)[0]!);
+  const span = nodeServerSpan(
+    options.tracing,
+    route === UNMATCHED_ROUTE ? undefined : route,
+    parts,
+    req.socket.localAddress ?? '',
+  );
+  const body = endNodeServerSpan(span, answer) ?? answer.body;
+  answer.headers['content-length'] = String(Buffer.byteLength(body));
   res.writeHead(answer.status, answer.headers);
-  res.end(answer.body);
-  const method = req.method ?? 'GET';
+  res.end(body);
   options.record({
     requestId: answer.headers['x-request-id']!,
-    method,
-    route: options.routeOf(method, (req.url ?? '/').split('?', 1)[0]!),
+    method: parts.method,
+    route,
     status: answer.status,
     elapsedMs: performance.now() - started,
+    traceId: span.context?.traceId,
+    spanId: span.context?.spanId,
   });
 }
 
@@ -94,9 +108,10 @@ const answerOf = (err: GatewayError, req: IncomingMessage): ProblemAnswer =>
 /** The listener behind the rules: a request that breaks one is answered here, every other one goes on to `next`. */
 export function withRequestRules(next: Listener, options: NodeRulesOptions): Listener {
   return function requestRules(req, res) {
-    const refused = requestRefusal(partsOf(req), options.rules);
+    const parts = partsOf(req);
+    const refused = requestRefusal(parts, options.rules);
     if (refused === undefined) next(req, res);
-    else answerRefusal(req, res, answerOf(refused, req), options);
+    else answerRefusal(parts, res, answerOf(refused, req), options);
   };
 }
 
@@ -124,25 +139,48 @@ function serverRefusal(code: string | undefined): GatewayError {
   return new GatewayError('bad_request', 'The request is not well-formed HTTP/1.1.');
 }
 
+/** A request the HTTP parser could not read: nothing of it is known but the connection's addresses. */
+const unreadPartsOf = (socket: Duplex & { remoteAddress?: string }): RequestParts => ({
+  method: UNKNOWN_METHOD,
+  target: '/',
+  header: () => undefined,
+  peerAddress: () => socket.remoteAddress,
+});
+
 /**
  * The HTTP server's own refusals (Node writes a bare status line otherwise): problem+json and the connection closed,
  * as Node would, only while no answer has begun on it. One the app has not seen is recorded as `unmatched` (nothing
- * of it can be trusted); one the app is reading (a body too slow) is recorded by the app when its handler ends.
+ * of it can be trusted) and, with tracing on, is the first span of a trace of its own; one the app is reading (a body
+ * too slow) is recorded and traced by the app when its handler ends.
  */
-export function answerClientErrors(server: Server, record: RequestRecorder): void {
-  server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex) {
+export function answerClientErrors(server: Server, record: RequestRecorder, tracing: NodeTracing): void {
+  server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex & Partial<Socket>) {
     const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) {
       const refused = serverRefusal(err.code);
       const answer = problemAnswer(refused.code, refused.message, requestIdOf(undefined), { connection: 'close' });
+      const span =
+        inFlight === undefined
+          ? nodeServerSpan(tracing, undefined, unreadPartsOf(socket), socket.localAddress ?? '')
+          : undefined;
+      const body = (span && endNodeServerSpan(span, answer)) ?? answer.body;
       const head = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
-      const length = Buffer.byteLength(answer.body);
+      const length = Buffer.byteLength(body);
       socket.write(
-        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n${head.join('')}content-length: ${length}\r\n\r\n${answer.body}`,
+        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n${head.join('')}content-length: ${length}\r\n\r\n${body}`,
       );
-      if (inFlight === undefined) {
+      if (span !== undefined) {
         const requestId = answer.headers['x-request-id']!;
-        record({ requestId, method: UNKNOWN_METHOD, route: UNMATCHED_ROUTE, status: answer.status, elapsedMs: 0 });
+        const { traceId, spanId } = span.context ?? {};
+        record({
+          requestId,
+          method: UNKNOWN_METHOD,
+          route: UNMATCHED_ROUTE,
+          status: answer.status,
+          elapsedMs: 0,
+          traceId,
+          spanId,
+        });
       }
     }
     socket.destroy();

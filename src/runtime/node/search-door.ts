@@ -4,64 +4,27 @@
 // Everything else, and any search the contract does not take this way, goes through the app unchanged.
 import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { problemWithTraceId } from '../../errors.js';
-import { clientAddress } from '../../limits/client-address.js';
-import { endServerSpan, startServerSpan } from '../../observability/tracing/http-spans.js';
 import type { Span } from '../../observability/tracing/span.js';
-import type { Tracer } from '../../observability/tracing/tracer.js';
 import { SEARCH_ROUTE, type SearchAnswer } from '../../search/search-contract.js';
 import type { Services } from '../../services.js';
-import type { RequestParts } from '../../request/request-parts.js';
+import { endNodeServerSpan, nodeServerSpan, type NodeTracing } from './node-spans.js';
 import { ruledPartsOf, type Listener } from './request-rules.js';
-
-const SPAN_NAME = `GET ${SEARCH_ROUTE}`;
-
-/** A search's server span; with tracing off only the caller's context, and nothing made without one. */
-function serverSpanOf(tracer: Tracer, parts: RequestParts, trustProxyHops: number): Span {
-  const traceparent = parts.header('traceparent');
-  const tracestate = traceparent === undefined ? undefined : parts.header('tracestate');
-  if (!tracer.enabled) return tracer.startServerSpan(SPAN_NAME, traceparent, tracestate);
-  return startServerSpan(tracer, {
-    method: 'GET',
-    route: SEARCH_ROUTE,
-    traceparent,
-    tracestate,
-    scheme: 'http',
-    serverAddress: (parts.header('host') ?? '').replace(/:\d+$/, ''),
-    clientAddress: clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), trustProxyHops),
-  });
-}
-
-/** Ends a search's span with its answer, which gets the trace id in its problem body. */
-function traced(span: Span, answer: SearchAnswer): void {
-  const traceId = span.context?.traceId;
-  if (traceId === undefined) return;
-  const problem = answer.status >= 400 ? problemWithTraceId(answer.body, traceId) : undefined;
-  if (problem !== undefined) {
-    answer.body = problem.body;
-    answer.bodyBytes = undefined;
-  }
-  if (span.recording)
-    endServerSpan(span, {
-      status: answer.status,
-      cacheStatus: answer.lookup?.cache,
-      clientId: answer.clientId,
-      problemType: problem?.type,
-    });
-}
 
 /** The services the door answers with: the contract, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
 type DoorServices = Pick<Services, 'search' | 'recordRequest' | 'tracing' | 'config'>;
 
 export function withSearchDoor(listener: Listener, services: DoorServices): Listener {
   const { search, recordRequest: record } = services;
-  const { tracer } = services.tracing;
-  const { trustProxyHops } = services.config;
+  const tracing: NodeTracing = { tracer: services.tracing.tracer, trustProxyHops: services.config.trustProxyHops };
   const encoded = createEncodedBodies();
 
   /** Writes the answer; a fresh hit's body as its kept bytes (any other may never be asked again). */
   function send(res: ServerResponse, started: number, span: Span, answer: SearchAnswer): void {
-    traced(span, answer);
+    const problem = endNodeServerSpan(span, answer, { cacheStatus: answer.lookup?.cache, clientId: answer.clientId });
+    if (problem !== undefined) {
+      answer.body = problem;
+      answer.bodyBytes = undefined;
+    }
     answer.headers['content-length'] = String(answer.bodyBytes ?? Buffer.byteLength(answer.body));
     res.writeHead(answer.status, answer.headers);
     res.end(answer.fresh && answer.bodyBytes !== undefined ? encoded.of(answer.body, answer.bodyBytes) : answer.body);
@@ -85,7 +48,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
     }
     const started = performance.now();
     const parts = ruledPartsOf(req);
-    const span = serverSpanOf(tracer, parts, trustProxyHops);
+    const span = nodeServerSpan(tracing, SEARCH_ROUTE, parts);
     const answer = search.answer(parts, span);
     if (answer instanceof Promise)
       // The contract turns every failure into an answer; should writing it fail, the connection goes.
