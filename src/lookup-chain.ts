@@ -80,6 +80,7 @@ export function createLookupChain(
     // One setting says where the results live, for the console filter and for "no listing" alike.
     resultsPath: UPSTREAM_BODY.resultsPath,
     shared: runtime.lookupTier && sharedTier(config, runtime, runtime.lookupTier, parts.background),
+    tracer: runtime.tracing?.tracer,
   });
   return {
     lookup: createLookupService({

@@ -4,6 +4,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { CacheResult } from '../observability/telemetry.js';
+import type { Span } from '../observability/tracing/span.js';
+import type { SpanContext } from '../observability/tracing/trace-context.js';
+import type { Tracer } from '../observability/tracing/tracer.js';
 import type { PurgeReach, TierEntry } from '../shared-state/lookup-tier.js';
 import { hasListing, parsePath } from '../upstream/search-client.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
@@ -75,6 +78,8 @@ export interface LookupCacheOptions {
   resultsPath: string;
   /** The second tier shared by the deployment; absent: this process's LRU alone. */
   shared?: SharedTierOptions;
+  /** A caller that joins another's load gets a `lookup wait` span, linked to that caller's lookup; default off. */
+  tracer?: Tracer | undefined;
 }
 
 // The body's characters are counted at 1 or 2 bytes as V8 stores them; on top of that each entry costs its
@@ -122,7 +127,11 @@ interface Shape {
 interface Store extends Shape {
   lru: LRUCache<string, CachedAnswer, LookupContext>;
   tiered: ReturnType<typeof createTieredLoad> | undefined;
+  loaders: Loaders;
 }
+
+/** The span context of each load in flight whose caller's span is recorded: what the callers joining it link to. */
+type Loaders = Map<string, SpanContext>;
 
 export function createLookupCache(options: LookupCacheOptions): LookupCache {
   const { clock, maxBytes } = options;
@@ -142,7 +151,8 @@ export function createLookupCache(options: LookupCacheOptions): LookupCache {
             toAnswer(shape, e164, await options.load(e164, context), clock(), key),
           fromShared: (e164, entry, key) => answerOf(shape, e164, entry, 'shared', key),
         });
-  const store: Store = { ...shape, tiered, lru: createLru(shape, tiered) };
+  const loaders: Loaders = new Map();
+  const store: Store = { ...shape, tiered, loaders, lru: createLru(shape, tiered, loaders) };
   const { lru } = store;
   options.shared?.tier.onPurge((key) => purgedElsewhere(store, key));
 
@@ -232,7 +242,32 @@ function toAnswer(shape: Shape, e164: string, loaded: UpstreamAnswer, now: numbe
   return answerOf(shape, e164, entry, 'upstream', tierKey);
 }
 
-function createLru(shape: Shape, tiered: Store['tiered']): LRUCache<string, CachedAnswer, LookupContext> {
+/** Loads `e164` for the caller of `context`, its span known to those who join the load meanwhile. */
+async function loadOnce(
+  shape: Shape,
+  tiered: Store['tiered'],
+  loaders: Loaders,
+  e164: string,
+  stale: CachedAnswer | undefined,
+  context: LookupContext,
+): Promise<CachedAnswer> {
+  const { options, clock } = shape;
+  const loader = context.span?.recording === true ? context.span.context : undefined;
+  if (loader !== undefined) loaders.set(e164, loader);
+  try {
+    return tiered === undefined
+      ? toAnswer(shape, e164, await options.load(e164, context), clock())
+      : await tiered.load(e164, stale, context);
+  } finally {
+    if (loader !== undefined && loaders.get(e164) === loader) loaders.delete(e164);
+  }
+}
+
+function createLru(
+  shape: Shape,
+  tiered: Store['tiered'],
+  loaders: Loaders,
+): LRUCache<string, CachedAnswer, LookupContext> {
   const { options, clock } = shape;
   return new LRUCache<string, CachedAnswer, LookupContext>({
     maxSize: options.maxBytes,
@@ -251,10 +286,7 @@ function createLru(shape: Shape, tiered: Store['tiered']): LRUCache<string, Cach
     // A purge or an eviction during a load must not fail the callers waiting on it.
     ignoreFetchAbort: true,
     fetchMethod: async (e164, stale, { options: fetchOptions, context }) => {
-      const answer =
-        tiered === undefined
-          ? toAnswer(shape, e164, await options.load(e164, context), clock())
-          : await tiered.load(e164, stale, context);
+      const answer = await loadOnce(shape, tiered, loaders, e164, stale, context);
       // Kept until the later of its two stale windows ends; 1 ms when nothing may be kept.
       fetchOptions.ttl = Math.max(
         1,
@@ -312,14 +344,14 @@ async function readSlow(
     return { answer: stale, result: 'stale', now };
   }
   const status: LRUCache.Status<string, CachedAnswer, LookupContext> = {};
+  let wait: Span | undefined;
   try {
     // Any entry still held here is past its freshness: it must not be answered as if it were fresh.
-    const answer = await store.lru.fetch(e164, {
-      forceRefresh: seen !== undefined,
-      allowStale: false,
-      status,
-      context,
-    });
+    const loading = store.lru.fetch(e164, { forceRefresh: seen !== undefined, allowStale: false, status, context });
+    // lru-cache says at once whether the load was already in flight: this caller then waits on another's.
+    if (status.fetch === 'inflight') wait = waitSpan(store, e164, context);
+    const answer = await loading;
+    wait?.end();
     if (answer === undefined) throw new Error('lookup cache: a load resolved without an answer');
     const at = store.clock();
     if (answer.origin === 'upstream') {
@@ -331,8 +363,19 @@ async function readSlow(
     refreshInBackground(store, e164, context);
     return { answer, result: 'stale', now: at };
   } catch (err) {
+    wait?.setStatus({ code: 'error' });
+    wait?.end();
     return staleIfError(store.clock(), err, stale);
   }
+}
+
+/** The span of a wait on the load another caller started, linked to that caller's lookup span when it is recorded. */
+function waitSpan({ options, loaders }: Store, e164: string, context: LookupContext): Span | undefined {
+  if (options.tracer === undefined || context.span?.recording !== true) return undefined;
+  const span = options.tracer.startSpan('lookup wait', context.span);
+  const loader = loaders.get(e164);
+  if (loader !== undefined) span.addLink({ context: loader });
+  return span;
 }
 
 /** A failed load: the later-lasting of the caller's stale entry and the shared tier's, while it may stand in. */

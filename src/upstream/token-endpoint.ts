@@ -40,8 +40,11 @@ export interface TokenEndpointOptions extends TokenEndpointConfig {
 }
 
 export interface TokenEndpoint {
-  /** Rejects with RefreshFailure. `span`: the span of the request that needed the token, which the login's goes under. */
-  login(span?: Span): Promise<ObtainedToken>;
+  /**
+   * Rejects with RefreshFailure. `span`: the span of the request that needed the token, which the login's goes under;
+   * `started` is told the login's own client span as it begins (what the searches waiting on it link to).
+   */
+  login(span?: Span, started?: (login: Span) => void): Promise<ObtainedToken>;
 }
 
 export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
@@ -50,9 +53,13 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
   const tracer = options.tracer ?? disabledTracer;
   const call = upstreamCall('POST', options.authUrl, LOGIN_PATH);
 
-  async function fetchToken(parent: Span | undefined): Promise<{ accessToken: string; lifetimeMs: number }> {
+  async function fetchToken(
+    parent: Span | undefined,
+    spanStarted: ((login: Span) => void) | undefined,
+  ): Promise<{ accessToken: string; lifetimeMs: number }> {
     const started = clock();
     const span = startUpstreamSpan(tracer, parent, call);
+    spanStarted?.(span);
     const record = (outcome: UpstreamOutcome): void =>
       telemetry.upstreamCall('token', outcome, (clock() - started) / 1000);
     let res;
@@ -105,11 +112,11 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
   }
 
   return {
-    async login(span) {
+    async login(span, started) {
       // Lifetime counts from when we asked, not when the answer arrived: the upstream's clock
       // started no later than that.
       const obtainedAt = clock();
-      const { accessToken, lifetimeMs } = await fetchToken(span);
+      const { accessToken, lifetimeMs } = await fetchToken(span, started);
       return { token: accessToken, obtainedAt, expiresAt: obtainedAt + lifetimeMs };
     },
   };

@@ -6,6 +6,8 @@ import { GatewayError } from '../errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
+import type { SpanContext } from '../observability/tracing/trace-context.js';
+import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import { createStoreHealth, type StoreHealth } from '../shared-state/store-health.js';
 import type { TokenStore } from '../shared-state/token-store.js';
 import { createSharedTokenSource, type SharedTokenSource, type SourcedToken } from './shared-token.js';
@@ -68,6 +70,8 @@ interface Refresh {
   promise: Promise<HeldToken>;
   startedAt: number;
   attempt: number;
+  /** The context of its upstream login's recorded client span, once begun: what the searches waiting on it link to. */
+  login: { context?: SpanContext | undefined };
 }
 
 const SAFETY_MARGIN_MAX_MS = 5_000;
@@ -80,6 +84,8 @@ interface Custody {
   telemetry: Telemetry;
   logger: Logger;
   endpoint: ReturnType<typeof createTokenEndpoint>;
+  /** A search that waits on a login another one started gets a `token wait` span linked to that login. */
+  tracer: Tracer;
   /** The deployment's token through the store; null without one. */
   shared: SharedTokenSource | null;
   /** Asks the store, while on an own token, whether it answers again; null without a store. */
@@ -143,6 +149,7 @@ function custodyOf(options: TokenManagerOptions): Custody {
     telemetry,
     logger,
     endpoint,
+    tracer: options.tracer ?? disabledTracer,
     shared,
     rejoin: shared
       ? createTokenRejoin({
@@ -214,10 +221,13 @@ async function obtainShared(custody: Custody, source: SharedTokenSource, now: nu
 
 function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number, span?: Span): Refresh {
   const mine = ++custody.state.attempts;
-  const promise = refreshOnce(custody, reason, now, mine, span);
+  const login: Refresh['login'] = {};
+  const promise = refreshOnce(custody, reason, now, mine, span, (loginSpan) => {
+    if (loginSpan.recording) login.context = loginSpan.context;
+  });
   // Background refreshes have no awaiting caller; their failure is already recorded by refreshFailed.
   promise.catch(() => {});
-  const started: Refresh = { promise, startedAt: now, attempt: mine };
+  const started: Refresh = { promise, startedAt: now, attempt: mine, login };
   custody.state.refresh = started;
   return started;
 }
@@ -228,12 +238,13 @@ async function refreshOnce(
   now: number,
   mine: number,
   span: Span | undefined,
+  loginStarted: (login: Span) => void,
 ) {
   let held: HeldToken;
   try {
     held = custody.shared
       ? await obtainShared(custody, custody.shared, now)
-      : hold(custody, { ...(await custody.endpoint.login(span)), generation: null });
+      : hold(custody, { ...(await custody.endpoint.login(span, loginStarted)), generation: null });
   } catch (err) {
     throw refreshFailed(custody, reason, mine, err);
   }
@@ -359,6 +370,14 @@ function peek(custody: Custody): string | undefined {
   return held.token;
 }
 
+/** A wait on a refresh another search started, under `span` when recorded, linked to that refresh's login. */
+function waitSpan(custody: Custody, refresh: Refresh, span: Span | undefined): Span | undefined {
+  if (span?.recording !== true) return undefined;
+  const wait = custody.tracer.startSpan('token wait', span);
+  if (refresh.login.context !== undefined) wait.addLink({ context: refresh.login.context });
+  return wait;
+}
+
 /** `span`: the request that needs the token; a login it starts goes under it. */
 async function getToken(custody: Custody, span?: Span): Promise<string> {
   const now = custody.clock();
@@ -373,12 +392,18 @@ async function getToken(custody: Custody, span?: Span): Promise<string> {
     return held.token;
   }
   let pending = pendingRefresh(custody, now);
+  let wait: Span | undefined;
   if (pending === null) {
     // A person is waiting: while the endpoint is failing, answer at once instead of hammering it.
     if (inBackoff(custody, now)) throw unavailable(custody, now);
     pending = startRefresh(custody, reasonNow(custody, now), now, span);
+  } else wait = waitSpan(custody, pending, span);
+  let fresh: HeldToken;
+  try {
+    fresh = await pending.promise;
+  } finally {
+    wait?.end();
   }
-  const fresh = await pending.promise;
   const after = custody.clock();
   if (!usable(fresh, after)) throw unavailable(custody, after);
   return fresh.token;

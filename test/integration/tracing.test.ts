@@ -150,3 +150,55 @@ describe.skipIf(!sharedRedis)('tracing a miss with the shared tier in Redis (127
     );
   });
 });
+
+describe("tracing a search that waits on another caller's work", () => {
+  let traced: TracedStack;
+  let crm: string;
+
+  beforeAll(async () => {
+    // Slow enough that a second search arrives while the first one's login and upstream call are in flight.
+    traced = await startTracedStack({ simulator: { tokenLatencyMs: 300, latencyMs: 300 } });
+    crm = await traced.stack.login('crm');
+  });
+  afterAll(() => traced.close());
+
+  /** Two searches at once, each with a trace of its own; both answered 200. */
+  const twoAtOnce = async (first: string, second: string) => {
+    const callers = [callerContext('01'), callerContext('01')];
+    const answers = await Promise.all(
+      [first, second].map((what, i) =>
+        traced.stack.search(what, crm, { headers: { traceparent: callers[i]!.traceparent } }),
+      ),
+    );
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    return Promise.all(callers.map((c) => traced.spansOf(c.traceId)));
+  };
+
+  it('links a search that waited on the login another search started to that login', async () => {
+    const traces = await twoAtOnce('+442079460015', '+442079460016');
+    const loggedIn = traces.findIndex((spans) => spans.some((s) => s.name === 'POST /token/login'));
+    expect(loggedIn).toBeGreaterThanOrEqual(0);
+    const login = traces[loggedIn]!.find((s) => s.name === 'POST /token/login')!;
+    const waiter = traces[1 - loggedIn]!;
+    expect(waiter.some((s) => s.name === 'POST /token/login')).toBe(false);
+    const wait = waiter.find((s) => s.name === 'token wait')!;
+    expect(wait).toMatchObject({ kind: INTERNAL, parentSpanId: waiter.find((s) => s.name === 'lookup')!.spanId });
+    expect(wait.links).toEqual([{ traceId: login.traceId, spanId: login.spanId }]);
+  });
+
+  it("links a search that joined another's upstream call to the lookup that made it", async () => {
+    const traces = await twoAtOnce('+442079460017', '+442079460017');
+    const statuses = traces.map((spans) => spans.find((s) => s.kind === SERVER)!.attributes['cache.status']);
+    expect([...statuses].sort()).toEqual(['coalesced', 'miss']);
+    const maker = traces[statuses.indexOf('miss')]!;
+    const joiner = traces[statuses.indexOf('coalesced')]!;
+    expect(joiner.some((s) => s.kind === CLIENT)).toBe(false);
+    const wait = joiner.find((s) => s.name === 'lookup wait')!;
+    expect(wait).toMatchObject({ kind: INTERNAL, parentSpanId: joiner.find((s) => s.name === 'lookup')!.spanId });
+    const makersLookup = maker.find((s) => s.name === 'lookup')!;
+    expect(wait.links).toEqual([{ traceId: makersLookup.traceId, spanId: makersLookup.spanId }]);
+  });
+});
