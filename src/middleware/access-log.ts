@@ -59,7 +59,8 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
       await next();
       threw = false;
     } finally {
-      const trace = c.get('span')?.context;
+      const span = c.get('span');
+      const trace = span?.context;
       record({
         requestId: c.get('requestId'),
         method: c.req.method,
@@ -70,6 +71,7 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
         lookup: c.get('lookup'),
         traceId: trace?.traceId,
         spanId: trace?.spanId,
+        recordedTrace: span?.recording ? trace : undefined,
       });
     }
   };

@@ -41,9 +41,37 @@ export function boundCounters<T extends string>() {
   };
 }
 
+/** The trace of a sampled observation: the ids its exemplar carries. */
+export interface TraceIds {
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
 /** One label set of a histogram: `observe(value)` counts it in its bucket. */
 export interface BoundHistogram {
-  observe(value: number): void;
+  /** With `trace`, the observation also becomes its bucket's exemplar (written in OpenMetrics only). */
+  observe(value: number, trace?: TraceIds): void;
+}
+
+/** A bucket's last sampled observation. */
+interface Sampled {
+  trace: TraceIds;
+  value: number;
+  atMs: number;
+}
+
+/**
+ * A bucket's exemplar as prom-client's registry writes it in OpenMetrics (` # {labels} value timestamp`, the timestamp
+ * in seconds; the text format leaves it out). `trace_id` and `span_id` with their 32 and 16 hex digits make 63
+ * characters, within OpenMetrics's 128 for an exemplar's label names and values.
+ */
+function exemplarOf(sampled: Sampled | undefined) {
+  if (sampled === undefined) return null;
+  return {
+    labelSet: { trace_id: sampled.trace.traceId, span_id: sampled.trace.spanId },
+    value: sampled.value,
+    timestamp: sampled.atMs / 1000,
+  };
 }
 
 export interface BoundHistogramOptions {
@@ -57,27 +85,38 @@ export interface BoundHistogramOptions {
 /**
  * A histogram registered on `registry` whose series are bound by key; exported exactly as prom-client's Histogram
  * exports one (`_bucket` with `le` first, `_sum`, `_count`, by label set in the order the sets were first seen).
+ * Each bucket (`+Inf` too) keeps the last observation made with a trace as its exemplar.
  */
 export function boundHistogram<T extends string>(options: BoundHistogramOptions) {
   const { name, help, buckets } = options;
-  type Series = { labels: LabelValues<T>; counts: number[]; sum: number; count: number; observe(v: number): void };
+  type Series = {
+    labels: LabelValues<T>;
+    counts: number[];
+    sum: number;
+    count: number;
+    /** By bucket, `+Inf` last; made at the first observation with a trace. */
+    sampled: (Sampled | undefined)[] | undefined;
+    observe(v: number, trace?: TraceIds): void;
+  };
   const series = new Map<string, Series>();
   const collected = () => {
     type Value = {
       labels: Record<string, string | number | undefined>;
       value: number;
       metricName: string;
-      exemplar?: null;
+      exemplar?: ReturnType<typeof exemplarOf>;
     };
     const values: Value[] = [];
     for (const s of series.values()) {
       let cumulative = 0;
       buckets.forEach((le, i) => {
         cumulative += s.counts[i]!;
-        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: `${name}_bucket`, exemplar: null });
+        const exemplar = exemplarOf(s.sampled?.[i]);
+        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: `${name}_bucket`, exemplar });
       });
+      const exemplar = exemplarOf(s.sampled?.[buckets.length]);
       values.push(
-        { labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${name}_bucket`, exemplar: null },
+        { labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${name}_bucket`, exemplar },
         { labels: { ...s.labels }, value: s.sum, metricName: `${name}_sum` },
         { labels: { ...s.labels }, value: s.count, metricName: `${name}_count` },
       );
@@ -95,6 +134,7 @@ export function boundHistogram<T extends string>(options: BoundHistogramOptions)
         s.counts.fill(0);
         s.sum = 0;
         s.count = 0;
+        s.sampled = undefined;
       }
     },
   };
@@ -109,15 +149,14 @@ export function boundHistogram<T extends string>(options: BoundHistogramOptions)
           counts: buckets.map(() => 0),
           sum: 0,
           count: 0,
-          observe(v) {
+          sampled: undefined,
+          observe(v, trace) {
             created.sum += v;
             created.count += 1;
-            for (let i = 0; i < buckets.length; i++) {
-              if (v <= buckets[i]!) {
-                created.counts[i]! += 1;
-                return;
-              }
-            }
+            let i = 0;
+            while (i < buckets.length && !(v <= buckets[i]!)) i++;
+            if (i < buckets.length) created.counts[i]! += 1;
+            if (trace !== undefined) (created.sampled ??= [])[i] = { trace, value: v, atMs: Date.now() };
           },
         };
         s = created;

@@ -1,8 +1,14 @@
 // The gateway's Prometheus metrics on Node, from the families of metric-families.ts on a registry the runtime passes in;
 // implements the Telemetry port and records requests. Every label value comes from a closed set.
 import { HTTP_METHODS } from './telemetry.js';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { boundCounters, boundHistogram, type BoundCounter, type BoundHistogram } from './bound-series.js';
+import { Counter, Gauge, Histogram, Registry, type Metric, type OpenMetricsContentType } from 'prom-client';
+import {
+  boundCounters,
+  boundHistogram,
+  type BoundCounter,
+  type BoundHistogram,
+  type TraceIds,
+} from './bound-series.js';
 import type { Telemetry } from './telemetry.js';
 import { createGuardMetrics, type GuardStatus } from './guard-metrics.js';
 import {
@@ -33,15 +39,21 @@ export interface MetricSources {
   spansDropped?: () => number;
 }
 
+/** The exposition formats: Prometheus's text format, and OpenMetrics (the text with exemplars, ending `# EOF`). */
+export type MetricsFormat = 'text' | 'openmetrics';
+
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly telemetry: Telemetry;
-  /** One finished request; `route` is the route template or telemetry.ts's UNMATCHED_ROUTE. */
-  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /**
+   * One finished request; `route` is the route template or telemetry.ts's UNMATCHED_ROUTE. `trace`, the request's
+   * trace when the gateway records it, becomes the exemplar of the duration's bucket.
+   */
+  observeRequest(route: string, method: string, status: number, seconds: number, trace?: TraceIds): void;
   /** Adds scrape-time sources; later calls add to or replace earlier ones. */
   watch(sources: MetricSources): void;
-  /** The registry in the Prometheus text format. */
-  render(): Promise<{ body: string; contentType: string }>;
+  /** The registry in the Prometheus text format (by default) or in OpenMetrics. */
+  render(format?: MetricsFormat): Promise<{ body: string; contentType: string }>;
 }
 
 /** What both runtimes expose beside their counting: the scrape's text (Node: its registry; Workers: the object's sum). */
@@ -61,14 +73,48 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   return {
     registry,
     telemetry: { ...guard, ...events },
-    observeRequest: (route, method, status, seconds) => countRequest(requests, route, method, status, seconds),
+    observeRequest: (route, method, status, seconds, trace) =>
+      countRequest(requests, route, method, status, seconds, trace),
     watch(more) {
       Object.assign(sources, more);
     },
-    async render() {
-      return { body: await registry.metrics(), contentType: registry.contentType };
+    async render(format = 'text') {
+      const from = format === 'openmetrics' ? openMetricsView(registry) : registry;
+      return { body: await from.metrics(), contentType: from.contentType };
     },
   };
+}
+
+/** What prom-client's registry reads of a metric: `getForPromString` where it has one (its Histogram), else `get`. */
+interface Collected {
+  get(): Promise<{ name: string }>;
+  getForPromString?(): Promise<{ name: string }>;
+}
+
+/**
+ * The registry's metrics through a registry of OpenMetrics content type, which writes exemplars. It holds views of
+ * them, not the metrics: prom-client's OpenMetrics rendering renames a counter in place (its `_total` taken off its
+ * `name`, the family's name in OpenMetrics), which would take the suffix off the text format's next scrape too. A
+ * view collects through its metric and carries the name it was given, so each series is counted once whatever
+ * format reads it.
+ */
+function openMetricsView(registry: Registry): Registry<OpenMetricsContentType> {
+  const view = new Registry<OpenMetricsContentType>();
+  view.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  for (const metric of registry.getMetricsAsArray()) {
+    const source = metric as unknown as Collected;
+    const collect = source.getForPromString ?? source.get;
+    const { help, type, aggregator } = metric;
+    const named = {
+      name: metric.name,
+      help,
+      type,
+      aggregator,
+      get: async () => ({ ...(await collect.call(source)), name: named.name }),
+    };
+    view.registerMetric(named as unknown as Metric);
+  }
+  return view;
 }
 
 /** The bound series of one route, method and status: its request count and its duration histogram. */
@@ -108,7 +154,14 @@ function createRequestCounts(registry: Registry): RequestCounts {
   return { counts, durations, byKey: new Map(), last: { route: '', method: '', status: 0, series: undefined } };
 }
 
-function countRequest(requests: RequestCounts, route: string, method: string, status: number, seconds: number): void {
+function countRequest(
+  requests: RequestCounts,
+  route: string,
+  method: string,
+  status: number,
+  seconds: number,
+  trace: TraceIds | undefined,
+): void {
   const { last } = requests;
   let series = last.series;
   if (series === undefined || route !== last.route || method !== last.method || status !== last.status) {
@@ -116,7 +169,7 @@ function countRequest(requests: RequestCounts, route: string, method: string, st
     requests.last = { route, method, status, series };
   }
   series.count.inc();
-  series.duration.observe(seconds);
+  series.duration.observe(seconds, trace);
 }
 
 function seriesOf(requests: RequestCounts, route: string, method: string, status: number): RequestSeries {

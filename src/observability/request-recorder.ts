@@ -5,6 +5,7 @@ import type { CacheResult } from './telemetry.js';
 import { jsonString, type LogFields, type Logger, type LogLevel } from './logger.js';
 import type { MetricsEndpoint } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
+import type { TraceIds } from './bound-series.js';
 
 /** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
 export interface LookupNote {
@@ -24,6 +25,8 @@ export interface FinishedRequest {
   /** The request's trace and span ids (W3C Trace Context), when it has a trace. */
   traceId?: string | undefined;
   spanId?: string | undefined;
+  /** The same ids when the gateway records the trace (its span is exported): the duration's exemplar. */
+  recordedTrace?: TraceIds | undefined;
 }
 
 export interface RequestRecorderOptions {
@@ -45,7 +48,7 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
   const json = logger.json?.bind(logger);
 
   return function recordRequest(r) {
-    metrics?.observeRequest(r.route, r.method, r.status, r.elapsedMs / 1000);
+    metrics?.observeRequest(r.route, r.method, r.status, r.elapsedMs / 1000, r.recordedTrace);
 
     const level: LogLevel = r.status >= 500 ? 'warn' : quiet.has(r.route) ? 'debug' : 'info';
     if (!enabled(level)) return;

@@ -1,10 +1,12 @@
-// GET /metrics: the Prometheus text format, optionally behind a bearer token (METRICS_TOKEN).
-import { Hono } from 'hono';
+// GET /metrics: the Prometheus text format, or OpenMetrics when the scrape asks for it (Accept), optionally behind a
+// bearer token (METRICS_TOKEN).
+import { Hono, type Context } from 'hono';
+import { accepts } from 'hono/accepts';
 import type { AppEnv } from '../app-env.js';
 import { routeDocs } from '../docs/route-docs.js';
 import { constantTimeEqual, sha256Hex } from '../auth/client-registry.js';
 import { problemResponse } from '../errors.js';
-import type { MetricsEndpoint } from '../observability/metrics.js';
+import type { MetricsEndpoint, MetricsFormat } from '../observability/metrics.js';
 
 export interface MetricsRouteOptions {
   metrics: MetricsEndpoint;
@@ -16,6 +18,30 @@ export interface MetricsRouteOptions {
 async function sameSecret(given: string, expected: string): Promise<boolean> {
   const [a, b] = await Promise.all([sha256Hex(given), sha256Hex(expected)]);
   return constantTimeEqual(a, b);
+}
+
+const OPENMETRICS = 'application/openmetrics-text';
+
+/**
+ * OpenMetrics (1.0.0, the version prom-client writes) when the scrape's Accept prefers it to the text format, as
+ * Prometheus's does; the text format otherwise, and without an Accept. The entries come ordered by their q.
+ */
+function formatAsked(c: Context): MetricsFormat {
+  const format = accepts(c, {
+    header: 'Accept',
+    supports: ['openmetrics', 'text'],
+    default: 'text',
+    match(entries) {
+      for (const { type, params, q } of entries) {
+        if (q <= 0) continue;
+        const version = params.version;
+        if (type.toLowerCase() === OPENMETRICS && (version === undefined || version === '1.0.0')) return 'openmetrics';
+        if (/^(text\/plain|text\/\*|\*\/\*)$/i.test(type)) return 'text';
+      }
+      return 'text';
+    },
+  });
+  return format === 'openmetrics' ? 'openmetrics' : 'text';
 }
 
 export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
@@ -36,7 +62,7 @@ export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
         );
       }
     }
-    const { body, contentType } = await metrics.render();
+    const { body, contentType } = await metrics.render(formatAsked(c));
     return c.body(body, 200, { 'content-type': contentType, 'cache-control': 'no-store' });
   });
 

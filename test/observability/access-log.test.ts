@@ -7,9 +7,10 @@ import type { LogLevel } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createKeyedHasher } from '../../src/observability/keyed-hash.js';
 import { createRequestRecorder } from '../../src/observability/request-recorder.js';
+import { PropagatingSpan, RecordingSpan, type Span } from '../../src/observability/tracing/span.js';
 import { captureLogger } from '../helpers/recorders.js';
 
-function appWith(options: { level?: LogLevel } = {}) {
+function appWith(options: { level?: LogLevel; span?: Span } = {}) {
   const logger = captureLogger();
   const order = ['debug', 'info', 'warn', 'error'];
   const enabled = (lvl: LogLevel) => order.indexOf(lvl) >= order.indexOf(options.level ?? 'debug');
@@ -22,6 +23,10 @@ function appWith(options: { level?: LogLevel } = {}) {
     await next();
   });
   app.use(accessLog({ record: createRequestRecorder({ logger: { ...logger, enabled }, metrics, hasher }) }));
+  app.use(async (c, next) => {
+    if (options.span) c.set('span', options.span);
+    await next();
+  });
   app.get('/items/:id', (c) => {
     c.set('clientId', 'crm');
     c.set('lookup', { e164: '+442079460001', cache: 'hit' });
@@ -83,5 +88,25 @@ describe('accessLog', () => {
     expect(text).toContain('callerid_gateway_http_requests_total{route="/boom",method="GET",status="500"} 1');
     expect(text).toContain('callerid_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1');
     expect(text).not.toContain('2079460001');
+  });
+
+  it("makes a recorded span's ids the duration's exemplar, and a span recorded nowhere none", async () => {
+    const context = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true };
+    const sink = { now: () => Date.now(), end: () => {} };
+    const recorded = appWith({
+      span: new RecordingSpan(sink, 'GET /healthz', 'server', { ...context, traceState: undefined }, undefined),
+    });
+    await recorded.app.request('/healthz');
+    const exemplars = (await recorded.metrics.render('openmetrics')).body.split('\n').filter((l) => l.includes(' # {'));
+    expect(exemplars).toEqual([
+      expect.stringContaining(
+        `route="/healthz",method="GET",status="200"} 1 # {trace_id="${context.traceId}",span_id="${context.spanId}"} `,
+      ),
+    ]);
+    // A caller's sampled trace the gateway does not record (tracing off): its ids are logged, never an exemplar.
+    const propagated = appWith({ span: new PropagatingSpan({ ...context, traceState: undefined }) });
+    await propagated.app.request('/healthz');
+    expect(propagated.logs[0]!.fields.traceId).toBe(context.traceId);
+    expect((await propagated.metrics.render('openmetrics')).body).not.toContain(' # {');
   });
 });

@@ -38,6 +38,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
       lookup: answer.lookup,
       traceId: span.context?.traceId,
       spanId: span.context?.spanId,
+      recordedTrace: span.recording ? span.context : undefined,
     });
   }
 
