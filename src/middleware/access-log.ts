@@ -59,8 +59,6 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
       await next();
       threw = false;
     } finally {
-      const span = c.get('span');
-      const trace = span?.context;
       record({
         requestId: c.get('requestId'),
         method: c.req.method,
@@ -69,9 +67,7 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
         elapsedMs: now() - started,
         clientId: c.get('clientId'),
         lookup: c.get('lookup'),
-        traceId: trace?.traceId,
-        spanId: trace?.spanId,
-        recordedTrace: span?.recording ? trace : undefined,
+        span: c.get('span'),
       });
     }
   };

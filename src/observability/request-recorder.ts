@@ -5,7 +5,7 @@ import type { CacheResult } from './telemetry.js';
 import { jsonString, type LogFields, type Logger, type LogLevel } from './logger.js';
 import type { MetricsEndpoint } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
-import type { TraceIds } from './bound-series.js';
+import type { Span } from './tracing/span.js';
 
 /** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
 export interface LookupNote {
@@ -22,11 +22,11 @@ export interface FinishedRequest {
   elapsedMs: number;
   clientId?: string | undefined;
   lookup?: LookupNote | undefined;
-  /** The request's trace and span ids (W3C Trace Context), when it has a trace. */
-  traceId?: string | undefined;
-  spanId?: string | undefined;
-  /** The same ids when the gateway records the trace (its span is exported): the duration's exemplar. */
-  recordedTrace?: TraceIds | undefined;
+  /**
+   * The request's server span: its trace and span ids (W3C Trace Context) go on the log line when it has a trace,
+   * and on the duration as its exemplar when the gateway records it (the span is exported).
+   */
+  span?: Pick<Span, 'context' | 'recording'> | undefined;
 }
 
 export interface RequestRecorderOptions {
@@ -48,7 +48,8 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
   const json = logger.json?.bind(logger);
 
   return function recordRequest(r) {
-    metrics?.observeRequest(r.route, r.method, r.status, r.elapsedMs / 1000, r.recordedTrace);
+    const trace = r.span?.context;
+    metrics?.observeRequest(r.route, r.method, r.status, r.elapsedMs / 1000, r.span?.recording ? trace : undefined);
 
     const level: LogLevel = r.status >= 500 ? 'warn' : quiet.has(r.route) ? 'debug' : 'info';
     if (!enabled(level)) return;
@@ -59,7 +60,7 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
       // The same fields in the same order as the object below, serialised here: the hot path's line.
       let line = `"event":"request","requestId":${jsonString(r.requestId)},"method":${jsonString(r.method)},"route":${jsonString(r.route)},"status":${r.status},"durationMs":${durationMs}`;
       if (r.clientId !== undefined) line += `,"clientId":${jsonString(r.clientId)}`;
-      if (r.traceId !== undefined) line += `,"traceId":"${r.traceId}","spanId":"${r.spanId}"`;
+      if (trace !== undefined) line += `,"traceId":"${trace.traceId}","spanId":"${trace.spanId}"`;
       if (r.lookup?.cache !== undefined) line += `,"cache":"${r.lookup.cache}"`;
       if (known !== undefined) line += `,"numberHash":"${known}"`;
       json(level, line, 'request');
@@ -74,9 +75,9 @@ export function createRequestRecorder(options: RequestRecorderOptions): RequestR
       durationMs,
     };
     if (r.clientId !== undefined) fields.clientId = r.clientId;
-    if (r.traceId !== undefined) {
-      fields.traceId = r.traceId;
-      fields.spanId = r.spanId;
+    if (trace !== undefined) {
+      fields.traceId = trace.traceId;
+      fields.spanId = trace.spanId;
     }
     if (r.lookup?.cache !== undefined) fields.cache = r.lookup.cache;
     if (e164 !== undefined && hasher !== undefined && known === undefined) {

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetricsApp } from '../../src/app.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { disabledTracer } from '../../src/observability/tracing/tracer.js';
 
 const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
@@ -21,7 +22,7 @@ describe('GET /metrics by Accept', () => {
     traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     spanId: '00f067aa0ba902b7',
   });
-  const app = createMetricsApp(metrics, undefined);
+  const app = createMetricsApp(metrics, undefined, { tracer: disabledTracer, addressOf: () => undefined });
   const scrape = async (accept: string | undefined) => {
     const res = await app.request('/metrics', { headers: accept === undefined ? {} : { accept } });
     expect(res.status).toBe(200);

@@ -97,8 +97,7 @@ function answerRefusal(parts: NodeParts, res: ServerResponse, answer: ProblemAns
     route,
     status: answer.status,
     elapsedMs: performance.now() - started,
-    traceId: span.context?.traceId,
-    spanId: span.context?.spanId,
+    span,
   });
 }
 
@@ -171,15 +170,13 @@ export function answerClientErrors(server: Server, record: RequestRecorder, trac
       );
       if (span !== undefined) {
         const requestId = answer.headers['x-request-id']!;
-        const { traceId, spanId } = span.context ?? {};
         record({
           requestId,
           method: UNKNOWN_METHOD,
           route: UNMATCHED_ROUTE,
           status: answer.status,
           elapsedMs: 0,
-          traceId,
-          spanId,
+          span,
         });
       }
     }

@@ -36,9 +36,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
       elapsedMs: performance.now() - started,
       clientId: answer.clientId,
       lookup: answer.lookup,
-      traceId: span.context?.traceId,
-      spanId: span.context?.spanId,
-      recordedTrace: span.recording ? span.context : undefined,
+      span,
     });
   }
 
