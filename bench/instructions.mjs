@@ -1,6 +1,7 @@
 // `node bench/instructions.mjs [--before <git-ref>] [--requests N] [--warm N] [--no-build]` (`npm run
 // bench:instructions`): the instructions one cache hit costs in user space, counted by valgrind's callgrind, for bare
-// node:http answering the same body, this build and (with --before) the build of <ref>, side by side in one run.
+// node:http answering the same body, this build, this build with tracing on at ratio 1.0, and (with --before) the build
+// of <ref>, side by side in one run.
 // Instruction counts do not drift with a shared machine's load the way CPU time does, so they show what a change to
 // the hit path's own code gives where the wrk rounds of bench/hit.mjs cannot tell it from noise. They are not time:
 // the kernel's share (the read and writev of each request) is not in them, nor what cache misses cost. Each server
@@ -125,6 +126,22 @@ async function loginAt(url) {
 const gatewayEnv = { ...benchGatewayEnv(simulator.url), REDIS_URL: '', UPSTREAM_TIMEOUT_MS: '60000' };
 const results = {};
 results['this build'] = await measure('this build', 'servers/gateway.mjs', gatewayEnv, true);
+// Tracing on, every trace recorded: each hit's server span encoded and exported (counted with the rest of the
+// process) to a collector of the bench's own that reads each export request and answers 200.
+const collector = http.createServer((req, res) => req.resume().on('end', () => res.end()));
+await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+results['this build, tracing on (ratio 1.0)'] = await measure(
+  'this build, tracing on (ratio 1.0)',
+  'servers/gateway.mjs',
+  {
+    ...gatewayEnv,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.address().port}/v1/traces`,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '1',
+  },
+  true,
+);
+collector.close();
 if (baselineScript !== null)
   results[`before (${beforeRef})`] = await measure(`before (${beforeRef})`, baselineScript, gatewayEnv, true);
 results['bare node:http'] = await measure(
@@ -136,13 +153,14 @@ results['bare node:http'] = await measure(
 
 const bare = results['bare node:http'];
 const before = baselineScript === null ? undefined : results[`before (${beforeRef})`];
-const rows = [['hit, user-space instructions', 'per hit', 'bare node / this', 'vs before']];
+const rows = [['hit, user-space instructions', 'per hit', 'bare node / this', 'vs before', 'vs this build']];
 for (const [name, perHit] of Object.entries(results))
   rows.push([
     name,
     Math.round(perHit).toLocaleString('en'),
     (bare / perHit).toFixed(2),
-    before === undefined || name === 'bare node:http' ? '' : `${(perHit / before).toFixed(2)}x`,
+    before === undefined || name === 'bare node:http' ? '' : `${(perHit / before).toFixed(3)}x`,
+    name === 'bare node:http' ? '' : `${(perHit / results['this build']).toFixed(3)}x`,
   ]);
 console.log(
   `\ninstructions per cache hit (callgrind; ${REQUESTS} hits after ${WARM}, 50 connections; ${new Date().toISOString()}, node ${process.version})`,
