@@ -46,7 +46,8 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
         clock: systemClock,
         logger: createConsoleLogger(config.log.level),
         login: (trace) =>
-          // Sent at once: a login comes once per token lifetime, no batch fills, and an idle object may be evicted.
+          // Sent at once, while the object is active (its waitUntil does not extend its life): a login comes once
+          // per token lifetime, so no batch would fill, and an idle object may be evicted.
           endpoint.login(remoteSpan(trace)).finally(() => background(tracing.flush())),
       });
     }
