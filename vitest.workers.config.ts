@@ -34,7 +34,7 @@ export default defineConfig({
       // config it is given, so a developer's own `.dev.vars` at the root never reaches these tests.
       wrangler: { configPath: './test/runtime/workers/vitest-pool/wrangler.toml' },
       miniflare: {
-        bindings: workerdBindings(inject('simulatorUrl')),
+        bindings: workerdBindings(inject('simulatorUrl'), inject('otlpUrl')),
         // Test-only: Durable Objects that answer after the isolates' deadline (late-objects.js), for the fallback tests.
         durableObjects: { LATE_COUNTERS: { className: 'LateCounterObject', scriptName: 'late-objects' } },
         workers: [

@@ -1,5 +1,6 @@
 // The token-store port: one upstream token (and one refresh) per client id for the whole deployment.
 // Implementations: memory (one process, tests), Redis (Node replicas), a Durable Object (Workers).
+import type { Span } from '../observability/tracing/span.js';
 
 /** A token as the upstream issued it, before a store numbered it. */
 export interface ObtainedToken {
@@ -29,6 +30,11 @@ export interface TokenRefreshOptions {
   validForMs: number;
   /** How long a caller that did not get the refresh lease waits for the one who did, before trying itself (ms). */
   waitMs: number;
+  /**
+   * The span of the request that needs the token: a store that logs in on its own side (the Durable Object) sends
+   * its context along, so that login's span is its child, as `obtain`'s is.
+   */
+  span?: Span | undefined;
 }
 
 export interface TokenStore {

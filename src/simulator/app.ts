@@ -55,6 +55,8 @@ export interface SimulatorStats {
   authorizationsSeen: string[];
   /** Raw `traceparent` values the search endpoint received (W3C Trace Context; absent ones are not listed). */
   traceparentsSeen: string[];
+  /** Raw `traceparent` values the token endpoint received. */
+  loginTraceparentsSeen: string[];
   /** Bytes of huge bodies (fault `hugeBody`) handed to the connection so far. */
   hugeBodyBytesSent: number;
   /** Search calls being answered right now, and the most there ever were at once (since the last reset). */
@@ -162,6 +164,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       searchByNumber: new Map(),
       authorizationsSeen: [],
       traceparentsSeen: [],
+      loginTraceparentsSeen: [],
       hugeBodyBytesSent: 0,
       searchesInFlight: 0,
       maxSearchesInFlight: 0,
@@ -201,6 +204,7 @@ function controlsOf(sim: Sim): SimulatorControls {
       searchByNumber: Object.fromEntries(counts.searchByNumber),
       authorizationsSeen: [...counts.authorizationsSeen],
       traceparentsSeen: [...counts.traceparentsSeen],
+      loginTraceparentsSeen: [...counts.loginTraceparentsSeen],
     }),
     resetStats: () => {
       Object.assign(counts, {
@@ -209,6 +213,7 @@ function controlsOf(sim: Sim): SimulatorControls {
         searchByNumber: new Map(),
         authorizationsSeen: [],
         traceparentsSeen: [],
+        loginTraceparentsSeen: [],
         hugeBodyBytesSent: 0,
         maxSearchesInFlight: counts.searchesInFlight,
         rateLimitedCalls: 0,
@@ -272,6 +277,8 @@ const unauthorized = (c: Context, hadToken: boolean) => {
 async function login(sim: Sim, c: Context): Promise<Response> {
   const { clients } = sim;
   sim.counts.tokenCalls++;
+  const traceparent = c.req.header('traceparent');
+  if (traceparent !== undefined) sim.counts.loginTraceparentsSeen.push(traceparent);
   await sleep(delayOf(sim, sim.faults.tokenLatencyMs), c.req.raw.signal);
   // Read after the wait: a test may change the faults while a login waits.
   const { faults } = sim;

@@ -1,8 +1,15 @@
 // Getting the upstream token through the deployment's token store (one login for all replicas), and this
 // process's own login when the store cannot answer: down, or slower than its timeout.
+import type { Span } from '../observability/tracing/span.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
 import type { ObtainedToken, ObtainToken, TokenStore } from '../shared-state/token-store.js';
+
+/**
+ * The process's own login; `span`: the request's, which the login's span goes under; `started` is told that span as
+ * the login begins.
+ */
+type OwnLogin = (span?: Span, started?: (login: Span) => void) => Promise<ObtainedToken>;
 
 /** A token this process may use: the deployment's (numbered by the store) or, while the store fails, its own (null). */
 export interface SourcedToken extends ObtainedToken {
@@ -16,8 +23,12 @@ interface SharedTokenWanted {
 }
 
 export interface SharedTokenSource {
-  /** Rejects only with the upstream's own failure (from `ownObtain`), never with the store's. */
-  obtain(wanted: SharedTokenWanted): Promise<SourcedToken>;
+  /**
+   * Rejects only with the upstream's own failure (from `ownObtain`), never with the store's. `span`: the request
+   * that needs the token; a login made for it, here or by the store, goes under it (`started` is told the span of
+   * one made here).
+   */
+  obtain(wanted: SharedTokenWanted, span?: Span, started?: (login: Span) => void): Promise<SourcedToken>;
   /** After an upstream 401 on the token of `generation`: drops it deployment-wide if still current. In the background. */
   drop(generation: number): void;
   /**
@@ -34,7 +45,7 @@ export interface SharedTokenSourceOptions {
   store: TokenStore;
   health: StoreHealth;
   /** The process's own login at the upstream's token endpoint. */
-  ownObtain: ObtainToken;
+  ownObtain: OwnLogin;
   /** One store command's bound (REDIS_TIMEOUT_MS). */
   storeTimeoutMs: number;
   /** How long to wait for another replica's login before trying the lease (and, failing that, logging in) itself. */
@@ -55,7 +66,11 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
   const beforeLoginMs = waitMs + COMMANDS_BEFORE_LOGIN * storeTimeoutMs;
   const afterLoginMs = COMMANDS_AFTER_LOGIN * storeTimeoutMs;
 
-  async function obtain(wanted: SharedTokenWanted): Promise<SourcedToken> {
+  async function obtain(
+    wanted: SharedTokenWanted,
+    span?: Span,
+    started?: (login: Span) => void,
+  ): Promise<SourcedToken> {
     let loggedIn: ObtainedToken | undefined;
     let loginFailure: { error: unknown } | undefined;
     // Once this process stopped waiting for the store, a late call of the store into the upstream would be a
@@ -79,7 +94,7 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
       // The login has its own timeout; only the store's own time counts against the store.
       clearTimeout(timer);
       try {
-        loggedIn = await ownObtain();
+        loggedIn = await ownObtain(span, started);
         return loggedIn;
       } catch (err) {
         loginFailure = { error: err };
@@ -91,7 +106,7 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
 
     arm(beforeLoginMs);
     try {
-      const shared = await Promise.race([store.refresh(loginForStore, { ...wanted, waitMs }), guard]);
+      const shared = await Promise.race([store.refresh(loginForStore, { ...wanted, waitMs, span }), guard]);
       health.up();
       return shared;
     } catch (err) {
@@ -105,7 +120,7 @@ export function createSharedTokenSource(options: SharedTokenSourceOptions): Shar
       health.down(err);
       // Logged in, then the store failed to publish: use that token here rather than log in again.
       if (loggedIn !== undefined) return { ...loggedIn, generation: null };
-      return { ...(await ownObtain()), generation: null };
+      return { ...(await ownObtain(span, started)), generation: null };
     } finally {
       abandoned = true;
       clearTimeout(timer);

@@ -205,18 +205,27 @@ function hold(custody: Custody, token: SourcedToken): HeldToken {
   };
 }
 
-/** The deployment's token: newer than the one held or dropped here, and valid longer than the one held. */
-async function obtainShared(custody: Custody, source: SharedTokenSource, now: number): Promise<HeldToken> {
+/**
+ * The deployment's token: newer than the one held or dropped here, and valid longer than the one held. `span`: the
+ * request's, which a login made for it goes under; `started` is told the span of a login made here.
+ */
+async function obtainShared(
+  custody: Custody,
+  source: SharedTokenSource,
+  now: number,
+  span: Span | undefined,
+  started: (login: Span) => void,
+): Promise<HeldToken> {
   const { current, dropped } = custody.state;
   const newerThan = current?.generation ?? dropped?.generation ?? null;
   const validForMs = current === null ? 1 : Math.max(1, current.expiresAt - now + 1);
-  const first = hold(custody, await source.obtain({ newerThan, validForMs }));
+  const first = hold(custody, await source.obtain({ newerThan, validForMs }, span, started));
   // The published token may be one this process already knows is of no use (the one a 401 dropped, or
   // one inside its safety margin): ask once for a newer one rather than send it.
   const useless = (held: HeldToken): boolean =>
     custody.clock() >= held.usableUntil || held.token === custody.state.dropped?.token;
   if (!useless(first) || first.generation === null) return first;
-  return hold(custody, await source.obtain({ newerThan: first.generation, validForMs }));
+  return hold(custody, await source.obtain({ newerThan: first.generation, validForMs }, span, started));
 }
 
 function startRefresh(custody: Custody, reason: TokenRefreshReason, now: number, span?: Span): Refresh {
@@ -243,7 +252,7 @@ async function refreshOnce(
   let held: HeldToken;
   try {
     held = custody.shared
-      ? await obtainShared(custody, custody.shared, now)
+      ? await obtainShared(custody, custody.shared, now, span, loginStarted)
       : hold(custody, { ...(await custody.endpoint.login(span, loginStarted)), generation: null });
   } catch (err) {
     throw refreshFailed(custody, reason, mine, err);

@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 const PROTO_ROOT = fileURLToPath(new URL('../fixtures/opentelemetry-proto/', import.meta.url));
 const REQUEST_TYPE = 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest';
 
-interface ReceivedSpan {
+export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;

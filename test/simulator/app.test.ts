@@ -270,6 +270,7 @@ describe('simulator search endpoint', () => {
       searchByNumber: {},
       authorizationsSeen: [],
       traceparentsSeen: [],
+      loginTraceparentsSeen: [],
       searchesInFlight: 0,
       maxSearchesInFlight: 0,
       rateLimitedCalls: 0,

@@ -2,6 +2,8 @@
 // fake upstream token endpoint counting logins, and the memory token store standing in for Redis.
 import { describe, expect, it } from 'vitest';
 import { captureLogger, recordingTelemetry } from '../helpers/recorders.js';
+import type { FinishedSpan } from '../../src/observability/tracing/span.js';
+import { createTracer } from '../../src/observability/tracing/tracer.js';
 import { createMemoryTokenStore } from '../../src/shared-state/memory/token-store.js';
 import { createStoreHealth } from '../../src/shared-state/store-health.js';
 import { StoreUnavailableError } from '../../src/shared-state/store-unavailable.js';
@@ -27,6 +29,16 @@ const tokenOk = (token: string): UpstreamResponse => ({
     clientId: 'c',
   }),
 });
+
+/** Where and as whom every manager here logs in, and when it refreshes. */
+const ENDPOINT = {
+  authUrl: 'https://auth.example',
+  clientId: 'c',
+  clientSecret: 's',
+  timeoutMs: 2_000,
+  expiresInUnit: 'seconds',
+  refreshAheadSeconds: 60,
+} as const;
 
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
@@ -101,12 +113,7 @@ function deployment(
   const replicas: TokenManager[] = loggers.map((logger) =>
     createTokenManager({
       http,
-      authUrl: 'https://auth.example',
-      clientId: 'c',
-      clientSecret: 's',
-      timeoutMs: 2_000,
-      expiresInUnit: 'seconds',
-      refreshAheadSeconds: 60,
+      ...ENDPOINT,
       clock,
       random: () => 0.5,
       logger,
@@ -369,5 +376,30 @@ describe('token managers sharing one token store', () => {
       expect(d.logins()).toBe(4);
       expect(d.events('upstream_token_rejoined')[0]!.map((l) => l.fields.how)).toEqual(['adopted']);
     });
+  });
+});
+
+describe('a login made through the token store', () => {
+  it('goes under the span of the request that needed the token, and names its own span to the upstream', async () => {
+    const spans: FinishedSpan[] = [];
+    const tracer = createTracer({ name: 'always_on', ratio: 1 }, { now: () => T0, end: (span) => spans.push(span) });
+    const traceparents: (string | undefined)[] = [];
+    const manager = createTokenManager({
+      http: {
+        async request(req) {
+          traceparents.push(req.headers?.['traceparent']);
+          return tokenOk('tok');
+        },
+      },
+      ...ENDPOINT,
+      clock: () => T0,
+      store: createMemoryTokenStore({ clock: () => T0 }),
+      tracer,
+    });
+    const lookup = tracer.startSpan('lookup', undefined);
+    expect(await manager.getToken(lookup)).toBe('tok');
+    const login = spans.find((s) => s.name === 'POST /token/login')!;
+    expect(login).toMatchObject({ kind: 'client', parentSpanId: lookup.context!.spanId });
+    expect(traceparents).toEqual([`00-${lookup.context!.traceId}-${login.context.spanId}-01`]);
   });
 });

@@ -1,8 +1,8 @@
 // The spans of HTTP exchanges under OpenTelemetry's stable HTTP semantic conventions: a request's server span, an
 // upstream call's client span, and the header fields that carry a span's context to the upstream. Names and
 // attributes take route templates and closed sets only, never a path or query (a number would be in them).
-import type { Span } from './span.js';
-import { formatTraceparent } from './trace-context.js';
+import { PropagatingSpan, type Span } from './span.js';
+import { formatTraceparent, incomingContext } from './trace-context.js';
 import type { Tracer } from './tracer.js';
 
 /** Methods named as they are; any other is `_OTHER` (semantic conventions, `http.request.method`). */
@@ -111,10 +111,22 @@ export function endUpstreamSpan(span: Span, outcome: { status: number } | { erro
   span.end();
 }
 
+/** A span's context as its header fields, `traceparent` and `tracestate` (none without a context). */
+export type TraceCarrier = Readonly<Record<string, string>>;
+
 /** The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without context. */
 export function traceHeaders(span: Span): Record<string, string> {
   const context = span.context;
   if (context === undefined) return {};
   const traceparent = formatTraceparent(context);
   return context.traceState === undefined ? { traceparent } : { traceparent, tracestate: context.traceState };
+}
+
+/**
+ * The span whose context a caller in another isolate sent ({@link traceHeaders} there, an RPC argument here): spans
+ * started under it continue the caller's trace. Undefined when the context is absent or invalid.
+ */
+export function remoteSpan(trace: TraceCarrier | undefined): Span | undefined {
+  const context = incomingContext(trace?.['traceparent'], trace?.['tracestate']);
+  return context === undefined ? undefined : new PropagatingSpan(context, true);
 }

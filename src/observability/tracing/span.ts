@@ -33,6 +33,11 @@ export interface Span {
   readonly context: SpanContext | undefined;
   /** False for a span nobody exports: its setters do nothing. */
   readonly recording: boolean;
+  /**
+   * True for a caller's span in another isolate, known by the context it sent (a Durable Object's caller): a span
+   * started under it is its child and this process's first of the trace, recorded as the caller's flag says.
+   */
+  readonly remote?: boolean;
   setAttribute(key: string, value: AttributeValue): void;
   addLink(link: SpanLink): void;
   setStatus(status: SpanStatus): void;
@@ -46,10 +51,13 @@ export interface SpanSink {
   end(span: FinishedSpan): void;
 }
 
-/** A span that records nothing and only carries its context. */
+/** A span that records nothing and only carries its context; `remote` when the context came from another isolate. */
 export class PropagatingSpan implements Span {
   readonly recording = false;
-  constructor(readonly context: SpanContext | undefined) {}
+  constructor(
+    readonly context: SpanContext | undefined,
+    readonly remote = false,
+  ) {}
   setAttribute(): void {}
   addLink(): void {}
   setStatus(): void {}

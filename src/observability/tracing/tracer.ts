@@ -75,6 +75,7 @@ export function createTracer(sampler: SamplerConfig, sink: SpanSink): Tracer {
     startSpan(name, parent, options) {
       const context = parent?.context;
       if (parent === undefined || context === undefined) return firstSpan(parts, name, undefined, options);
+      if (parent.remote === true) return firstSpan(parts, name, context, options);
       if (!parent.recording) return parent;
       const { traceId, sampled, traceState } = context;
       return started(

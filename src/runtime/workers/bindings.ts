@@ -3,6 +3,7 @@
 // only the Workers runtime files import them.
 import type { Revocation } from '../../auth/revocations.js';
 import type { UpstreamOutcome } from '../../observability/telemetry.js';
+import type { TraceCarrier } from '../../observability/tracing/http-spans.js';
 import type { CounterDecision, CounterState } from '../../shared-state/counter-store.js';
 import type { ObtainedToken, SharedToken } from '../../shared-state/token-store.js';
 
@@ -24,6 +25,7 @@ export interface DurableObjectStorage {
 export interface DurableObjectState {
   readonly storage: DurableObjectStorage;
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;
+  waitUntil(promise: Promise<unknown>): void;
 }
 
 /** Opaque: derived from a name, safe to keep across requests (unlike a stub, which belongs to one request). */
@@ -57,19 +59,25 @@ export type TokenRefreshReply =
   | { ok: true; token: SharedToken }
   | { ok: false; outcome: UpstreamOutcome; message: string; status: number | null; retryAt: number | null };
 
-/** The RPC surface isolates call (through token-store.ts). */
+/*
+ * The RPC surfaces isolates call. A call made for a request ends with that request's trace context (`trace`:
+ * `traceparent` and `tracestate`, empty when it has none), as an upstream request carries it in its header fields.
+ * Only the token object records a span under it (its upstream login); the others take it and record nothing.
+ */
+
+/** The token object's (through token-store.ts). */
 export interface UpstreamTokenObjectRpc {
-  read(clientId: string): Promise<SharedToken | null>;
-  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshReply>;
-  dropIfCurrent(clientId: string, generation: number): Promise<boolean>;
-  offer(clientId: string, token: ObtainedToken): Promise<SharedToken | null>;
+  read(clientId: string, trace?: TraceCarrier): Promise<SharedToken | null>;
+  refresh(clientId: string, wanted: TokenWanted, trace?: TraceCarrier): Promise<TokenRefreshReply>;
+  dropIfCurrent(clientId: string, generation: number, trace?: TraceCarrier): Promise<boolean>;
+  offer(clientId: string, token: ObtainedToken, trace?: TraceCarrier): Promise<SharedToken | null>;
 }
 
-/** The RPC surface isolates call (through counter-store.ts). */
+/** A counter object's (through counter-store.ts). */
 export interface CounterObjectRpc {
-  consume(points: number, limit: number, windowMs: number): Promise<CounterDecision>;
-  add(points: number, windowMs: number): Promise<CounterState>;
-  get(): Promise<CounterState | null>;
+  consume(points: number, limit: number, windowMs: number, trace?: TraceCarrier): Promise<CounterDecision>;
+  add(points: number, windowMs: number, trace?: TraceCarrier): Promise<CounterState>;
+  get(trace?: TraceCarrier): Promise<CounterState | null>;
 }
 
 /** The deployment's revocations as the object holds them: every entry still needed, under a version. */
@@ -79,17 +87,20 @@ export interface RevocationSnapshot {
   entries: Revocation[];
 }
 
-/** The RPC surface isolates call (revocations.ts): a revocation, and what changed since the version they hold. */
+/** The revocation object's (revocations.ts): a revocation, and what changed since the version they hold. */
 export interface RevocationObjectRpc {
-  revoke(revocation: Revocation): Promise<number>;
+  revoke(revocation: Revocation, trace?: TraceCarrier): Promise<number>;
   /** The whole snapshot when it is newer than `version`, else null. */
-  since(version: number): Promise<RevocationSnapshot | null>;
+  since(version: number, trace?: TraceCarrier): Promise<RevocationSnapshot | null>;
 }
 
-/** The RPC surface isolates call (isolate-metrics.ts): their pushes, and the deployment's /metrics text. */
+/**
+ * The metrics object's (isolate-metrics.ts): the pushes, which carry many requests' counts and no trace, and the
+ * deployment's /metrics text for a scrape.
+ */
 export interface MetricsObjectRpc {
   push(batch: MetricsBatch): Promise<PushAnswer>;
-  render(): Promise<string>;
+  render(trace?: TraceCarrier): Promise<string>;
 }
 
 /** One push: counter and histogram deltas since the isolate's previous push, and its gauges as they read now. */

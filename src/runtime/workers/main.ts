@@ -16,7 +16,7 @@ import { analyticsDataPoint } from './analytics.js';
 import { createWorkerCounterStore } from './counter-store.js';
 import { createWorkerLimiters } from './limiters.js';
 import { createConsoleLogger } from './logger.js';
-import { createRequestScopes } from './request-scope.js';
+import { callerTrace, createRequestScopes } from './request-scope.js';
 import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../unknown-settings.js';
 import { createWorkerTokenStore } from './token-store.js';
@@ -60,7 +60,9 @@ export async function createWorkerGateway(
     );
   }
   const scopes = createRequestScopes();
-  const tracing = createWorkerTracing(config.tracing, scopes);
+  // Every call to a Durable Object made for a request carries the context of that request's server span.
+  const tracing = scopes.traced(createWorkerTracing(config.tracing, scopes.background));
+  const { trace } = scopes;
   const timeoutMs = settings.durableObjectTimeoutMs;
   // No prom-client here (a sixth of the bundle): the isolate counts the same families in plain numbers and pushes
   // them to the metrics object, which serves one /metrics for every isolate of the deployment.
@@ -78,7 +80,7 @@ export async function createWorkerGateway(
           ),
         read: () =>
           callDurableObject('counter', timeoutMs, () =>
-            metricsObjects.get(metricsObjects.idFromName(METRICS_OBJECT)).render(),
+            metricsObjects.get(metricsObjects.idFromName(METRICS_OBJECT)).render(trace()),
           ),
         onPushError: (err) =>
           logger.warn(
@@ -96,9 +98,9 @@ export async function createWorkerGateway(
   const { analytics } = settings;
 
   const counters = settings.counterObjects
-    ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs })
+    ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs, trace })
     : undefined;
-  const revocations = workerRevocationsOf(settings, logger);
+  const revocations = workerRevocationsOf(settings, logger, trace);
   const services = await createServices(
     { ...config, metrics: { ...config.metrics, token: metricsToken } },
     {
@@ -116,6 +118,7 @@ export async function createWorkerGateway(
             clientId: config.upstream.clientId,
             timeoutMs,
             upstreamTimeoutMs: config.upstream.timeoutMs,
+            trace,
           })
         : undefined,
       counters,
@@ -141,7 +144,7 @@ export async function createWorkerGateway(
     metrics: isolateMetrics,
     fetch: async (request, ctx) => {
       // A token revoked on another isolate is refused here too once this isolate's copy is brought up to date.
-      await revocations?.sync();
+      await revocations?.sync(callerTrace(request.headers));
       const response = await scopes.run(ctx, () => app.fetch(request, env, ctx as never));
       isolateMetrics?.afterRequest(ctx);
       return response;

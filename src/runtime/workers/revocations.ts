@@ -3,9 +3,11 @@
 // `freshMs`, so an isolate refuses a token revoked anywhere within that bound plus one object round trip.
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../observability/logger.js';
+import type { TraceCarrier } from '../../observability/tracing/http-spans.js';
 import { RevocationList, type Revocations } from '../../auth/revocations.js';
 import type { DurableObjectNamespace, RevocationObjectRpc } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
+import { noTrace } from './request-scope.js';
 import { REVOCATION_OBJECT } from './durable-objects/revocations.js';
 import type { WorkerSettings } from './settings.js';
 
@@ -17,35 +19,42 @@ interface WorkerRevocationsOptions {
   logger: Logger;
   /** How old the isolate's copy may be before a request waits for the object's; default 500 ms. */
   freshMs?: number;
+  /** The current request's trace context (request-scope.ts), which a revocation carries; default none. */
+  trace?: () => TraceCarrier;
 }
 
 interface WorkerRevocations extends Revocations {
-  /** Brings the isolate's copy up to date when it is older than `freshMs`; never throws. */
-  sync(): Promise<void>;
+  /**
+   * Brings the isolate's copy up to date when it is older than `freshMs`; never throws. `trace`: the context of the
+   * request about to be served (its caller's: the check runs before its server span).
+   */
+  sync(trace: TraceCarrier): Promise<void>;
 }
 
 /** The isolate's revocations when the REVOCATIONS binding is there; else undefined (revocations hold per isolate). */
 export function workerRevocationsOf(
   settings: Pick<WorkerSettings, 'revocationObjects' | 'durableObjectTimeoutMs'>,
   logger: Logger,
+  trace: () => TraceCarrier,
 ): WorkerRevocations | undefined {
   const namespace = settings.revocationObjects;
   if (namespace === undefined) return undefined;
-  return createWorkerRevocations({ namespace, timeoutMs: settings.durableObjectTimeoutMs, clock: systemClock, logger });
+  const timeoutMs = settings.durableObjectTimeoutMs;
+  return createWorkerRevocations({ namespace, timeoutMs, clock: systemClock, logger, trace });
 }
 
 function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevocations {
-  const { namespace, timeoutMs, clock, logger } = options;
+  const { namespace, timeoutMs, clock, logger, trace = noTrace } = options;
   const freshMs = options.freshMs ?? 500;
   const list = new RevocationList();
   const copy = { version: 0, syncedAt: Number.NEGATIVE_INFINITY, pending: undefined as Promise<void> | undefined };
   // A stub belongs to the request that made it, so each call makes its own.
   const object = () => namespace.get(namespace.idFromName(REVOCATION_OBJECT));
 
-  const fetchChanges = async () => {
+  const fetchChanges = async (caller: TraceCarrier) => {
     const asked = clock();
     try {
-      const snapshot = await callDurableObject('counter', timeoutMs, () => object().since(copy.version));
+      const snapshot = await callDurableObject('counter', timeoutMs, () => object().since(copy.version, caller));
       if (snapshot !== null) {
         for (const entry of snapshot.entries) list.add(entry);
         copy.version = snapshot.version;
@@ -63,9 +72,9 @@ function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevoc
   return {
     list,
     reach: 'deployment',
-    sync() {
+    sync(caller) {
       if (clock() - copy.syncedAt < freshMs) return Promise.resolve();
-      copy.pending ??= fetchChanges().finally(() => {
+      copy.pending ??= fetchChanges(caller).finally(() => {
         copy.pending = undefined;
       });
       return copy.pending;
@@ -73,7 +82,7 @@ function createWorkerRevocations(options: WorkerRevocationsOptions): WorkerRevoc
     async revoke(revocation) {
       list.add(revocation);
       try {
-        await callDurableObject('counter', timeoutMs, () => object().revoke(revocation));
+        await callDurableObject('counter', timeoutMs, () => object().revoke(revocation, trace()));
         return true;
       } catch {
         return false;

@@ -1,9 +1,11 @@
 // The tracer and the HTTP spans: a caller's trace continued or a new one started, children under the gateway's
-// spans, unsampled traces still propagated, and tracing off costing no id and recording nothing.
+// spans and under a caller's span in another isolate, unsampled traces still propagated, and tracing off costing no
+// id and recording nothing.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   endServerSpan,
   endUpstreamSpan,
+  remoteSpan,
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
@@ -156,6 +158,39 @@ describe('tracer', () => {
       links: [{ context: fill.context, attributes: { reason: 'coalesced' } }],
     });
     expect(sink.spans[0]!.attributes['late']).toBeUndefined();
+  });
+});
+
+describe("a caller's span in another isolate (a Durable Object's caller)", () => {
+  it('makes a span under it its child, recorded as its flag says, in its trace and with its tracestate', () => {
+    const sink = memorySink();
+    const tracer = createTracer({ name: 'parentbased_always_off', ratio: 1 }, sink);
+    const caller = remoteSpan({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'rojo=1' });
+    const login = startUpstreamSpan(tracer, caller, CALL);
+    expect(login.recording).toBe(true);
+    endUpstreamSpan(login, { status: 200 });
+    expect(sink.spans).toMatchObject([
+      { kind: 'client', parentSpanId: CALLER_SPAN, context: { traceId: TRACE, sampled: true, traceState: 'rojo=1' } },
+    ]);
+    expect(traceHeaders(login)).toEqual({
+      traceparent: `00-${TRACE}-${login.context!.spanId}-01`,
+      tracestate: 'rojo=1',
+    });
+
+    const unsampled = startUpstreamSpan(tracer, remoteSpan({ traceparent: `00-${TRACE}-${CALLER_SPAN}-00` }), CALL);
+    expect(unsampled.recording).toBe(false);
+    expect(traceHeaders(unsampled).traceparent).toMatch(new RegExp(`^00-${TRACE}-(?!${CALLER_SPAN})[0-9a-f]{16}-00$`));
+    expect(sink.spans).toHaveLength(1);
+  });
+
+  it('is none for an absent or invalid context; tracing off passes a valid one on as it came', () => {
+    expect(remoteSpan(undefined)).toBeUndefined();
+    expect(remoteSpan({})).toBeUndefined();
+    expect(remoteSpan({ traceparent: `00-${TRACE}-${'0'.repeat(16)}-01` })).toBeUndefined();
+    const caller = remoteSpan({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
+    expect(traceHeaders(startUpstreamSpan(disabledTracer, caller, CALL))).toEqual({
+      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+    });
   });
 });
 

@@ -2,13 +2,15 @@
 // login at a time however many isolates ask, numbered by generation so a 401 drops it only once.
 import type { Clock } from '../../../clock.js';
 import type { Logger } from '../../../observability/logger.js';
+import type { TraceCarrier } from '../../../observability/tracing/http-spans.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';
 import { RefreshFailure } from '../../../upstream/token-endpoint.js';
 import type { DurableObjectStorage, TokenRefreshReply, TokenWanted } from '../bindings.js';
 
 export interface TokenKeeper {
   read(): Promise<SharedToken | null>;
-  refresh(wanted: TokenWanted): Promise<TokenRefreshReply>;
+  /** `trace`: the context of the caller's span, which a login made for it goes under. */
+  refresh(wanted: TokenWanted, trace?: TraceCarrier): Promise<TokenRefreshReply>;
   dropIfCurrent(generation: number): Promise<boolean>;
   /** Publish-if-absent of an isolate's own token (the port's `offer`). */
   offer(token: ObtainedToken): Promise<SharedToken | null>;
@@ -27,8 +29,8 @@ interface StoredState {
 
 export interface TokenKeeperOptions {
   storage: DurableObjectStorage;
-  /** One login at the upstream (the token manager's own endpoint code). */
-  login: () => Promise<ObtainedToken>;
+  /** One login at the upstream (the token manager's own endpoint code), for the caller whose context is `trace`. */
+  login: (trace: TraceCarrier | undefined) => Promise<ObtainedToken>;
   clock: Clock;
   logger: Logger;
   /** After a failed login, callers get that failure back without a new login for this long, doubling to `maxMs`. */
@@ -57,7 +59,7 @@ export function createTokenKeeper(options: TokenKeeperOptions): TokenKeeper {
       const { token } = await load(k);
       return token !== null && token.expiresAt > clock() ? token : null;
     },
-    refresh: (wanted) => refresh(k, wanted),
+    refresh: (wanted, trace) => refresh(k, wanted, trace),
     offer: (offered) => offer(k, offered),
     dropIfCurrent: (generation) => dropIfCurrent(k, generation),
   };
@@ -86,10 +88,10 @@ async function publish(k: Keeper, obtained: ObtainedToken): Promise<SharedToken>
   return token;
 }
 
-async function loginAndPublish(k: Keeper): Promise<TokenRefreshReply> {
+async function loginAndPublish(k: Keeper, trace: TraceCarrier | undefined): Promise<TokenRefreshReply> {
   let token: SharedToken;
   try {
-    token = await publish(k, await k.options.login());
+    token = await publish(k, await k.options.login(trace));
   } catch (err) {
     return loginFailed(k, err);
   }
@@ -133,7 +135,8 @@ function loginFailed(k: Keeper, err: unknown): Extract<TokenRefreshReply, { ok: 
   return k.lastFailure;
 }
 
-async function refresh(k: Keeper, wanted: TokenWanted): Promise<TokenRefreshReply> {
+/** A caller that joins a login under way gets its answer; that login's span is in the trace of whoever started it. */
+async function refresh(k: Keeper, wanted: TokenWanted, trace: TraceCarrier | undefined): Promise<TokenRefreshReply> {
   const { clock } = k.options;
   const { token } = await load(k);
   if (satisfies(token, wanted, clock())) return { ok: true, token };
@@ -141,7 +144,7 @@ async function refresh(k: Keeper, wanted: TokenWanted): Promise<TokenRefreshRepl
   // Every isolate retrying a failing endpoint would multiply the load on it; one answer serves them all.
   const { lastFailure } = k;
   if (lastFailure !== null && lastFailure.retryAt !== null && clock() < lastFailure.retryAt) return lastFailure;
-  k.pending = loginAndPublish(k).finally(() => {
+  k.pending = loginAndPublish(k, trace).finally(() => {
     k.pending = null;
   });
   return k.pending;

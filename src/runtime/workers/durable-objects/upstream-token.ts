@@ -1,13 +1,17 @@
 // The Durable Object that holds the deployment's upstream token: one named instance per upstream client id, so
-// every isolate everywhere shares one token and one login. Thin on purpose: the logic is in token-keeper.ts.
+// every isolate everywhere shares one token and one login. Thin on purpose: the logic is in token-keeper.ts. Its
+// login is traced like an isolate's: a client span under the span of the caller it logs in for (the context the
+// caller sent), exported by the object's own tracing from the same OTEL_* settings.
 import { DurableObject } from 'cloudflare:workers';
 import { systemClock } from '../../../clock.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';
 import { noopTelemetry } from '../../../observability/telemetry.js';
+import { remoteSpan, type TraceCarrier } from '../../../observability/tracing/http-spans.js';
 import { createFetchHttp } from '../../../upstream/http.js';
 import { createTokenEndpoint } from '../../../upstream/token-endpoint.js';
 import { createConsoleLogger } from '../logger.js';
 import { readWorkerSettings } from '../settings.js';
+import { createWorkerTracing } from '../tracing.js';
 import type { DurableObjectState, TokenRefreshReply, TokenWanted, UpstreamTokenObjectRpc } from '../bindings.js';
 import { createTokenKeeper, type TokenKeeper } from './token-keeper.js';
 
@@ -27,13 +31,24 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
       const { upstream } = config;
       this.clientId = upstream.clientId;
       const http = createFetchHttp((input, init) => fetch(input, init));
+      const background = (work: Promise<unknown>) => this.ctx.waitUntil(work);
+      const tracing = createWorkerTracing(config.tracing, background);
       // The same login code as the token manager's; its metrics are the isolates' (the object has no registry).
-      const endpoint = createTokenEndpoint({ http, ...upstream, clock: systemClock, telemetry: noopTelemetry });
+      const endpoint = createTokenEndpoint({
+        http,
+        ...upstream,
+        clock: systemClock,
+        telemetry: noopTelemetry,
+        tracer: tracing.tracer,
+      });
       this.keeper = createTokenKeeper({
         storage: this.ctx.storage,
         clock: systemClock,
         logger: createConsoleLogger(config.log.level),
-        login: endpoint.login,
+        login: (trace) =>
+          // Sent at once, while the object is active (its waitUntil does not extend its life): a login comes once
+          // per token lifetime, so no batch would fill, and an idle object may be evicted.
+          endpoint.login(remoteSpan(trace)).finally(() => background(tracing.flush())),
       });
     }
     // The instance is named by the client id: a caller configured with another id must not get this one's token.
@@ -45,8 +60,8 @@ export class UpstreamTokenObject extends DurableObject<Record<string, unknown>> 
     return this.keeperFor(clientId).read();
   }
 
-  refresh(clientId: string, wanted: TokenWanted): Promise<TokenRefreshReply> {
-    return this.keeperFor(clientId).refresh(wanted);
+  refresh(clientId: string, wanted: TokenWanted, trace?: TraceCarrier): Promise<TokenRefreshReply> {
+    return this.keeperFor(clientId).refresh(wanted, trace);
   }
 
   dropIfCurrent(clientId: string, generation: number): Promise<boolean> {

@@ -1,13 +1,19 @@
 // Helpers for the tests inside workerd: the simulator's control API (it runs in Node on a loopback port), the
-// Worker's bindings, and gateways built from them standing in for separate isolates.
+// spans the OTLP receiver beside it took, the Worker's bindings, and gateways built from them standing in for
+// separate isolates.
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { inject } from 'vitest';
 import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/app.js';
 import { createWorkerGateway, type WorkerGateway } from '../../../../src/runtime/workers/main.js';
-import type { CounterObjectRpc, MetricsObjectRpc } from '../../../../src/runtime/workers/bindings.js';
+import type {
+  CounterObjectRpc,
+  MetricsObjectRpc,
+  RevocationObjectRpc,
+} from '../../../../src/runtime/workers/bindings.js';
 import type { UpstreamTokenObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { DurableObjectNamespace, ExecutionContext } from '../../../../src/runtime/workers/bindings.js';
+import type { ReceivedSpan } from '../../../helpers/otlp-receiver.js';
 import { WORKERD_CLIENT, WORKERD_UPSTREAM } from './workerd-env.js';
 
 export const simulatorUrl = (): string => inject('simulatorUrl');
@@ -29,10 +35,30 @@ export const simulator = {
   },
 };
 
+/** A span as the OTLP receiver decoded it, its nanosecond times as strings (JSON has no bigint). */
+export type ExportedSpan = Omit<ReceivedSpan, 'startTimeUnixNano' | 'endTimeUnixNano'> & {
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+};
+
+export const collector = {
+  /** The spans of `traceId` each export request carried, in the order they arrived (requests without any left out). */
+  async exports(traceId: string): Promise<ExportedSpan[][]> {
+    return (await fetch(`${simulatorUrl()}/__control/exports?traceId=${traceId}`)).json() as Promise<ExportedSpan[][]>;
+  },
+};
+
+const isTracingSetting = (name: string) => name.startsWith('OTEL_');
+
+/** The Worker's OTEL_* bindings (workerd-env.ts), which its Durable Objects read: pass them to isolate() to trace. */
+export const tracingSettings = (): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(env).filter(([name]) => isTracingSetting(name)));
+
 export const bindings = env;
 export const tokenObjects = env['UPSTREAM_TOKEN'] as DurableObjectNamespace<UpstreamTokenObjectRpc>;
 export const counterObjects = env['COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
 export const metricsObjects = env['METRICS'] as DurableObjectNamespace<MetricsObjectRpc>;
+export const revocationObjects = env['REVOCATIONS'] as DurableObjectNamespace<RevocationObjectRpc>;
 /** Counter objects that answer every call 3 s late (late-objects.js): pass as COUNTERS to meet a silent store. */
 export const lateCounterObjects = env['LATE_COUNTERS'] as DurableObjectNamespace<CounterObjectRpc>;
 export const UPSTREAM_CLIENT_ID = WORKERD_UPSTREAM.clientId;
@@ -54,8 +80,10 @@ export interface Isolate {
 /** The METRICS_TOKEN an isolate needs for scrape(). */
 export const METRICS_TOKEN = 'workerd-metrics-token';
 
+/** An isolate's gateway; without OTEL_* settings in `extra` its tracing is off (see tracingSettings). */
 export async function isolate(extra: Record<string, unknown> = {}): Promise<Isolate> {
-  const gateway = await createWorkerGateway({ ...env, ...extra }, { host: 'callerid.test' });
+  const untraced = Object.fromEntries(Object.entries(env).filter(([name]) => !isTracingSetting(name)));
+  const gateway = await createWorkerGateway({ ...untraced, ...extra }, { host: 'callerid.test' });
   const request: Isolate['request'] = async (path, init) => {
     const ctx = createExecutionContext();
     const res = await gateway.fetch(new Request(`https://callerid.test${path}`, init), ctx);

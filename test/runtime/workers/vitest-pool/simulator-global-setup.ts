@@ -1,16 +1,20 @@
 // Runs in Node before the workerd tests: the simulator on a loopback port (reachable from workerd like any
-// upstream), plus a small control API the tests inside workerd use to read its counts and set its faults.
+// upstream), plus a small control API the tests inside workerd use to read its counts and set its faults, and an
+// OTLP/HTTP receiver (decoding with the opentelemetry-proto files) whose export requests that API hands back.
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { createSimulator } from '../../../../src/simulator/app.js';
+import { startOtlpReceiver } from '../../../helpers/otlp-receiver.js';
 import { WORKERD_UPSTREAM } from './workerd-env.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     simulatorUrl: string;
+    /** The OTLP receiver's traces endpoint. */
+    otlpUrl: string;
   }
 }
 
@@ -42,6 +46,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
     controls.setFaults(await c.req.json());
     return c.json(controls.faults());
   });
+  const receiver = await startOtlpReceiver();
+  // Each export request's spans of one trace (their nanosecond times as strings: JSON has no bigint).
+  app.get('/__control/exports', (c) => {
+    const traceId = c.req.query('traceId');
+    const exports = receiver.requests.map((r) =>
+      r.spans
+        .filter((s) => s.traceId === traceId)
+        .map((s) => ({
+          ...s,
+          startTimeUnixNano: String(s.startTimeUnixNano),
+          endTimeUnixNano: String(s.endTimeUnixNano),
+        })),
+    );
+    return c.json(exports.filter((spans) => spans.length > 0));
+  });
   app.route('/', simulator);
 
   const server = await new Promise<Server>((resolve) => {
@@ -49,8 +68,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const { port } = server.address() as AddressInfo;
   project.provide('simulatorUrl', `http://127.0.0.1:${port}`);
+  project.provide('otlpUrl', receiver.url);
   return async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await receiver.close();
   };
 }

@@ -5,8 +5,20 @@ export const WORKERD_CLIENT = { id: 'crm', secret: 'crm-workerd-secret' } as con
 /** Hex SHA-256 of WORKERD_CLIENT.secret (`printf %s crm-workerd-secret | sha256sum`), as GATEWAY_CLIENTS takes it. */
 const WORKERD_CLIENT_HASH = 'caf08aef5775ac931b2b5091f345430474ee3422196097fe1312702c3068109e';
 
-export function workerdBindings(simulatorUrl: string): Record<string, string> {
+/**
+ * The Worker's tracing settings, which its Durable Objects read as well: export to the tests' OTLP receiver, and
+ * record only the traces a caller sampled (parent-based, new traces off), so no test records spans it did not ask
+ * for. The gateways control.ts builds leave them out unless a test passes them (`tracingSettings()`).
+ */
+const tracingBindings = (otlpUrl: string) => ({
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpUrl,
+  OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+  OTEL_BSP_SCHEDULE_DELAY: '10',
+});
+
+export function workerdBindings(simulatorUrl: string, otlpUrl: string): Record<string, string> {
   return {
+    ...tracingBindings(otlpUrl),
     UPSTREAM_AUTH_URL: simulatorUrl,
     UPSTREAM_BASE_URL: simulatorUrl,
     UPSTREAM_CLIENT_ID: WORKERD_UPSTREAM.clientId,
