@@ -7,6 +7,9 @@ const LENGTH_DELIMITED = 2;
 
 const utf8 = new TextEncoder();
 
+/** A hex digit's value by its character code: ids are lowercase hex (trace-context.ts and trace-ids.ts see to it). */
+const nibble = (code: number) => (code <= 0x39 ? code - 0x30 : code - 0x57);
+
 const varintSize = (value: number) => {
   let size = 1;
   for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
@@ -19,6 +22,8 @@ const varintSize = (value: number) => {
  */
 export class ProtobufWriter {
   private buffer = new Uint8Array(1024);
+  /** The buffer's view for fixed-width numbers, made again only when the buffer grows. */
+  private view = new DataView(this.buffer.buffer);
   private position = 0;
 
   private room(bytes: number): void {
@@ -26,6 +31,7 @@ export class ProtobufWriter {
     const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.position + bytes));
     grown.set(this.buffer.subarray(0, this.position));
     this.buffer = grown;
+    this.view = new DataView(grown.buffer);
   }
 
   private byte(value: number): void {
@@ -65,14 +71,14 @@ export class ProtobufWriter {
   fixed64(field: number, value: bigint): void {
     this.tag(field, FIXED64);
     this.room(8);
-    new DataView(this.buffer.buffer).setBigUint64(this.position, BigInt.asUintN(64, value), true);
+    this.view.setBigUint64(this.position, BigInt.asUintN(64, value), true);
     this.position += 8;
   }
 
   double(field: number, value: number): void {
     this.tag(field, FIXED64);
     this.room(8);
-    new DataView(this.buffer.buffer).setFloat64(this.position, value, true);
+    this.view.setFloat64(this.position, value, true);
     this.position += 8;
   }
 
@@ -98,7 +104,7 @@ export class ProtobufWriter {
     this.tag(field, LENGTH_DELIMITED);
     this.varint(hex.length / 2);
     this.room(hex.length / 2);
-    for (let i = 0; i < hex.length; i += 2) this.byte(parseInt(hex.slice(i, i + 2), 16));
+    for (let i = 0; i < hex.length; i += 2) this.byte((nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1)));
   }
 
   /** Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. */

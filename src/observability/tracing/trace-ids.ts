@@ -4,6 +4,8 @@
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const POOL_BYTES = 4096;
+/** The invalid all-zero ids, by length in bytes. */
+const ZEROS: Record<number, string> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
 
 /** One tracer's source of ids. */
 export class RandomIds {
@@ -19,7 +21,7 @@ export class RandomIds {
     for (let i = this.next; i < this.next + bytes; i++) hex += HEX[this.pool[i]!];
     this.next += bytes;
     // An all-zero id is invalid; one in 2^64 draws, so drawing again costs nothing in practice.
-    return hex === '0'.repeat(bytes * 2) ? this.hex(bytes) : hex;
+    return hex === ZEROS[bytes] ? this.hex(bytes) : hex;
   }
 
   /** 32 lowercase hex digits, not all zero. */
