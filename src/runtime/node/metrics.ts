@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createMetricsApp } from '../../app.js';
 import { createMetrics, type GatewayMetrics } from '../../observability/metrics.js';
-import type { ServerSpanOptions } from '../../middleware/server-span.js';
+import type { Services } from '../../services.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { createListener, type ListenerOptions } from './listener.js';
 
@@ -33,7 +33,7 @@ interface MetricsServerOptions extends Pick<ListenerOptions, 'http' | 'record' |
   /** METRICS_TOKEN: the bearer token a scrape must show, when set. */
   token: string | undefined;
   /** The trusted client address of a scrape, for its span (TRUST_PROXY_HOPS, as on the API). */
-  addressOf: ServerSpanOptions['addressOf'];
+  addressOf: Services['addressOf'];
 }
 
 /**
