@@ -52,6 +52,8 @@ function run(step) {
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
+  // A command that cannot start (e.g. no `nice`): its error is the step's output; 'close' follows.
+  child.once('error', (err) => take(`run-all: ${command}: ${err.message}\n`));
   return new Promise((resolve) => {
     child.once('close', (code, signal) => {
       children.delete(child);
