@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files that time answers to the millisecond (Redis failovers, deadlines, slow clients, log pipes, Retry-After
- * windows, a healthcheck's 3 s, sipp's pauses): they run one at a time, after the others, so no other file of this
- * suite takes the CPU their bounds count on.
+ * windows, a healthcheck's 3 s, sipp's pauses): they run one at a time so no other file of this suite takes the CPU
+ * their bounds count on: here after the others; under `npm test` (test/run-all.mjs) from the start, in a vitest of
+ * their own at the ordinary priority, with the other projects niced beside them.
  */
 const ALONE = [
   'test/container/production-start.test.ts',

@@ -1,11 +1,12 @@
 // `npm test`: the lint, the type check, the Node suite (vitest.config.ts) and the workerd suite
 // (vitest.workers.config.ts) at the same time. The Node suite's timing-bound files (the projects `alone` and
-// `own-modules`: one file at a time) run at the ordinary priority from the start; everything else runs niced
-// (`nice -n 10`), so it takes the CPUs those files leave idle while they wait, and yields them when they need one:
-// no file of this run takes the CPU a bound counts on. All steps stay in this process's session (on Linux one
-// autogroup: the niceness orders them among themselves, not against the machine's other sessions). The
-// timing-bound files' output is shown as it comes; each other step's output whole, when it ends. Exits 1 if any
-// step failed, after all have ended; Ctrl-C or SIGTERM ends them all (npm and vitest pass it on to theirs).
+// `own-modules`: one file at a time) run at the ordinary priority from the start, and so does the workerd suite (one
+// file at a time, mostly waiting on workerd, bounds of its own). The rest runs niced (`nice -n 10`): the other Node
+// files, the lint and the type check take the CPUs those leave idle while they wait, and yield them when they need
+// one. All steps stay in this process's session (on Linux one autogroup: the niceness orders the steps among
+// themselves, not against the machine's other sessions). The timing-bound files' output is shown as it comes; each
+// other step's output whole, when it ends. Exits 1 if any step failed, after all have ended; Ctrl-C or SIGTERM ends
+// them all (npm and vitest pass it on to theirs).
 import { spawn } from 'node:child_process';
 
 const NICE = ['nice', '-n', '10'];
