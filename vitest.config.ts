@@ -2,20 +2,14 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that time answers to the millisecond under load (Redis failovers, deadlines, slow clients, floods, log pipes)
- * or keep both CPUs busy on their own (Chromium, wrangler and workerd, tsc, npm, depcruise, Prometheus, Kamailio):
- * they run one at a time, after the others, so no other file takes the CPU their bounds count on.
+ * Files that time answers to the millisecond (Redis failovers, deadlines, slow clients, log pipes, Retry-After
+ * windows, a healthcheck's 3 s, sipp's pauses): they run one at a time so no other file of this suite takes the CPU
+ * their bounds count on: here after the others; under `npm test` (test/run-all.mjs) from the start, in a vitest of
+ * their own at the ordinary priority, with the other projects niced beside them.
  */
 const ALONE = [
-  'test/browser/*.test.ts',
-  'test/container/*.test.ts',
-  'test/runtime/workers/wrangler-dev/*.test.ts',
-  'test/runtime/workers/workerd-serve/*.test.ts',
-  'test/lint/*.test.ts',
-  'test/ops/*.test.ts',
-  'test/docs/openapi-lint.test.ts',
+  'test/container/production-start.test.ts',
   'test/integration/kamailio-cnam.test.ts',
-  'test/integration/login-*.test.ts',
   'test/integration/redis-*.test.ts',
   'test/integration/replicas-*.test.ts',
   'test/integration/cost-guard-*.test.ts',
@@ -29,12 +23,28 @@ const ALONE = [
   'test/runtime/node/http.test.ts',
   'test/runtime/redis/client-hung.test.ts',
 ];
-/** Files that mock a module (vi.mock) the others import for real: they get modules of their own. */
-const OWN_MODULES = [
-  'test/runtime/node/log-destination.test.ts',
-  // Asserts that nothing reaches stderr while it runs: a Redis client an earlier file left reconnecting would.
-  'test/integration/redis-misconfigured.test.ts',
+/**
+ * Files that keep a CPU or two busy (Chromium, wrangler and workerd, tsc, npm, depcruise, Prometheus, Spectral, the
+ * login floods) but bound no answer's time: they run with the shared files, before the timing-bound ones.
+ */
+const HEAVY = [
+  'test/browser/*.test.ts',
+  'test/container/npm-start.test.ts',
+  'test/container/start-errors.test.ts',
+  'test/runtime/workers/wrangler-dev/*.test.ts',
+  'test/runtime/workers/workerd-serve/*.test.ts',
+  'test/lint/*.test.ts',
+  'test/ops/*.test.ts',
+  'test/docs/openapi-lint.test.ts',
+  'test/integration/login-*.test.ts',
 ];
+/** Files that mock a module (vi.mock) the others import for real: they get modules of their own. */
+const OWN_MODULES = ['test/runtime/node/log-destination.test.ts'];
+/**
+ * Asserts that nothing reaches stderr while it runs (a Redis client an earlier file left reconnecting would): its own
+ * modules and process. It waits on ioredis's retries, bounding no answer's time: it runs with the shared files.
+ */
+const APART = ['test/integration/redis-misconfigured.test.ts'];
 // These run inside workerd: vitest.workers.config.ts (`npm run test:workerd`).
 const WORKERD = ['test/runtime/workers/vitest-pool/**', '**/node_modules/**'];
 
@@ -54,18 +64,29 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-          exclude: [...WORKERD, ...ALONE],
-          // The rest wait on sockets, child processes and timers more than on the CPU: three files at a time.
+          exclude: [...WORKERD, ...ALONE, ...HEAVY, ...APART],
+          // They wait on sockets, child processes and timers more than on the CPU: three files at a time, with the
+          // heavy ones and the one apart (one group: the same order and number of workers). vitest starts a group's
+          // projects in the order of their names, each one's longest files first: `apart` (a minute of waiting),
+          // then `heavy`, then these.
           maxWorkers: 3,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
+        test: { name: 'heavy', include: HEAVY, maxWorkers: 3, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'apart', include: APART, isolate: true, maxWorkers: 3, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
         test: {
           name: 'alone',
           include: ALONE,
-          exclude: [...WORKERD, ...OWN_MODULES],
+          exclude: [...WORKERD, ...OWN_MODULES, ...APART],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },

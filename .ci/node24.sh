@@ -35,6 +35,6 @@ if [ $# -gt 0 ]; then
   npx vitest run "$@"
 else
   npx vitest run --project shared
-  npx vitest run --project alone --project own-modules test/runtime/node test/container test/integration/slow-clients.test.ts \
-    test/integration/ops-shutdown.test.ts
+  npx vitest run --project alone --project own-modules --project heavy test/runtime/node test/container \
+    test/integration/slow-clients.test.ts test/integration/ops-shutdown.test.ts
 fi

@@ -1,7 +1,7 @@
 // Failed logins are limited per client id and address and per address (rate-limiter-flexible), answered 429 with
 // Retry-After and the RateLimit fields of the policy that refused, logged with the client id and never the
 // secret; the same client from another address still logs in.
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/pbx.js';
 import { rateLimitOf, type RateLimitReading } from '../helpers/rate-limit-fields.js';
@@ -14,15 +14,8 @@ interface Attempt {
   rateLimit: RateLimitReading | null;
 }
 
-async function login(
-  stack: Stack,
-  address: string,
-  clientId: string,
-  secret: string,
-  dispatcher?: Agent,
-): Promise<Attempt> {
+async function login(stack: Stack, address: string, clientId: string, secret: string): Promise<Attempt> {
   const res = await undiciFetch(`${stack.gateway.url}/token/login`, {
-    dispatcher,
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
@@ -74,13 +67,23 @@ describe('login brute force', () => {
 
   it('stops a parallel burst of 3,000 wrong secrets after the limit: at most 5 are even checked', async () => {
     // 64 connections at once (more would only test the machine's listen backlog), all 3,000 requests queued at once.
+    // undici's request(): the statuses are all it reads, at a fraction of fetch's cost per request.
     const agent = new Agent({ connections: 64 });
-    const attempts = await Promise.all(
-      Array.from({ length: 3000 }, (_, i) => login(stack, '203.0.113.3', 'pbx', `guess-${i}`, agent)),
+    const statuses = await Promise.all(
+      Array.from({ length: 3000 }, async (_, i) => {
+        const res = await request(`${stack.gateway.url}/token/login`, {
+          dispatcher: agent,
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.3' },
+          body: `grant_type=client_credentials&client_id=pbx&client_secret=guess-${i}`,
+        });
+        await res.body.arrayBuffer();
+        return res.statusCode;
+      }),
     );
     await agent.close();
     const counts = { 401: 0, 429: 0 } as Record<number, number>;
-    for (const a of attempts) counts[a.status] = (counts[a.status] ?? 0) + 1;
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
     expect(counts[401]).toBe(5);
     expect(counts[429]).toBe(2995);
     expect((await login(stack, '203.0.113.4', 'pbx', CLIENTS.pbx)).status).toBe(200);
