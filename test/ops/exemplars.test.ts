@@ -6,17 +6,17 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { PROMETHEUS_BIN, startPrometheus, type RunningPrometheus } from '../helpers/prometheus.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
+import { SPAN_KIND, startTracedStack, type TracedStack } from '../helpers/traced-stack.js';
 
 const PROMTOOL_BIN = '/usr/bin/promtool';
 const hasPrometheus = checkRequirement(fileRequirement(PROMETHEUS_BIN, 'prometheus (Debian package prometheus)'));
 const hasPromtool = checkRequirement(fileRequirement(PROMTOOL_BIN, 'promtool (Debian package prometheus)'));
 
 const JOB = 'callerid-gateway';
-const SERVER = 2;
+const { SERVER } = SPAN_KIND;
 const DURATION_BUCKETS = 'callerid_gateway_http_request_duration_seconds_bucket';
 
 interface ExemplarSeries {
@@ -25,7 +25,7 @@ interface ExemplarSeries {
 }
 
 describe.skipIf(!hasPrometheus)('exemplars of a traced gateway in Prometheus with exemplar storage', () => {
-  let receiver: OtlpReceiver;
+  let traced: TracedStack;
   let stack: Stack;
   let prometheus: RunningPrometheus;
   let metricsUrl: string;
@@ -34,17 +34,15 @@ describe.skipIf(!hasPrometheus)('exemplars of a traced gateway in Prometheus wit
   const unsampledTrace = 'feedc0de'.repeat(4);
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    stack = await startStack({
+    traced = await startTracedStack({
       env: {
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         OTEL_TRACES_SAMPLER_ARG: '1.0',
-        OTEL_BSP_SCHEDULE_DELAY: '10',
         // Scraped on the metrics listener, as config/prometheus/prometheus.yml does.
         METRICS_PORT: String(await freePort()),
       },
     });
+    stack = traced.stack;
     metricsUrl = `http://127.0.0.1:${stack.gateway.metricsServer!.port}/metrics`;
     prometheus = await startPrometheus({
       job: JOB,
@@ -69,8 +67,7 @@ describe.skipIf(!hasPrometheus)('exemplars of a traced gateway in Prometheus wit
 
   afterAll(async () => {
     await prometheus?.close();
-    await stack?.close();
-    await receiver?.close();
+    await traced?.close();
   });
 
   /** The duration's exemplars Prometheus holds, once it holds one for each of `routes`. */
@@ -87,7 +84,7 @@ describe.skipIf(!hasPrometheus)('exemplars of a traced gateway in Prometheus wit
 
   it("returns exemplars whose trace and span ids are exported server spans', for the door and the app", async () => {
     const answer = await exemplarsOf(['/v2/contacts/search', '/token/login']);
-    const servers = receiver.spans().filter((s) => s.kind === SERVER);
+    const servers = traced.receiver.spans().filter((s) => s.kind === SERVER);
     const exemplars = answer.flatMap((s) => s.exemplars.map((e) => ({ series: s.seriesLabels, ...e })));
     expect(
       answer.map((s) => s.seriesLabels.route),
