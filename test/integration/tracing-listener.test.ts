@@ -61,7 +61,7 @@ describe("tracing the answers of Node's listeners", () => {
     expect((JSON.parse(res.body) as { traceId?: string }).traceId).toBe(caller.traceId);
     const [span] = await spansOf(caller.traceId);
     expect(span!.attributes['server.address']).toBe('127.0.0.1');
-    expect([span!.name, ...Object.values(span!.attributes).map(String)].join(' ')).not.toMatch(/7700|0123/);
+    expect([span!.name, ...Object.values(span!.attributes).map(String)].join(' ')).not.toMatch(/7700\D?900\D?123/);
   });
 
   it('starts a trace of its own for a request the HTTP parser refuses, and puts it in the body', async () => {

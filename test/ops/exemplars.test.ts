@@ -103,7 +103,9 @@ describe.skipIf(!hasPrometheus)('exemplars of a traced gateway in Prometheus wit
       expect(Number(exemplar.value)).toBeLessThanOrEqual(le);
     }
     expect(exemplars.map((e) => e.labels.trace_id)).not.toContain(unsampledTrace);
-    expect(JSON.stringify(answer)).not.toMatch(/7946|0101|0102/);
+    // The numbers as a leak would carry them, in any spelling (a separator or none), never the shorter runs a
+    // random id or a duration may hold by chance.
+    expect(JSON.stringify(answer)).not.toMatch(/7946\D?010[12]/);
   }, 30_000);
 
   it('keeps the series named as in the text format: the request counter counts every search', async () => {
