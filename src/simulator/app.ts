@@ -137,6 +137,20 @@ function toE164(what: string): string {
 /** What the simulator counts, for its tests and benches: its stats, the calls per number kept in a map. */
 type Counts = Omit<SimulatorStats, 'searchByNumber'> & { searchByNumber: Map<string, number> };
 
+/** Counts from zero, with `inFlight` searches still running (and so the most at once so far). */
+const zeroCounts = (inFlight: number): Counts => ({
+  tokenCalls: 0,
+  searchCalls: 0,
+  searchByNumber: new Map(),
+  authorizationsSeen: [],
+  traceparentsSeen: [],
+  loginTraceparentsSeen: [],
+  hugeBodyBytesSent: 0,
+  searchesInFlight: inFlight,
+  maxSearchesInFlight: inFlight,
+  rateLimitedCalls: 0,
+});
+
 /** The simulated upstream: its settings, directory, faults, issued tokens and counts. */
 interface Sim {
   clients: Readonly<Record<string, string>>;
@@ -158,18 +172,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     index: createDirectoryIndex(options.directory),
     faults: { ...DEFAULT_FAULTS },
     tokens: new Map(),
-    counts: {
-      tokenCalls: 0,
-      searchCalls: 0,
-      searchByNumber: new Map(),
-      authorizationsSeen: [],
-      traceparentsSeen: [],
-      loginTraceparentsSeen: [],
-      hugeBodyBytesSent: 0,
-      searchesInFlight: 0,
-      maxSearchesInFlight: 0,
-      rateLimitedCalls: 0,
-    },
+    counts: zeroCounts(0),
   };
   setFaults(sim, options);
 
@@ -206,19 +209,8 @@ function controlsOf(sim: Sim): SimulatorControls {
       traceparentsSeen: [...counts.traceparentsSeen],
       loginTraceparentsSeen: [...counts.loginTraceparentsSeen],
     }),
-    resetStats: () => {
-      Object.assign(counts, {
-        tokenCalls: 0,
-        searchCalls: 0,
-        searchByNumber: new Map(),
-        authorizationsSeen: [],
-        traceparentsSeen: [],
-        loginTraceparentsSeen: [],
-        hugeBodyBytesSent: 0,
-        maxSearchesInFlight: counts.searchesInFlight,
-        rateLimitedCalls: 0,
-      });
-    },
+    // Searches still in flight stay counted: they end after the reset.
+    resetStats: () => Object.assign(counts, zeroCounts(counts.searchesInFlight)),
   };
 }
 

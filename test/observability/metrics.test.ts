@@ -182,7 +182,7 @@ describe('createMetrics', () => {
 
   it('needs its views for OpenMetrics: prom-client 15.1.3 renames a counter it renders so in place', async () => {
     // The reason metrics.ts renders OpenMetrics through views of the metrics (prom-client PR #829 removes the
-    // rename): should this stop holding, the registry can render through one of OpenMetrics content type directly.
+    // rename): once a prom-client release no longer renames, the registry can render as OpenMetrics directly.
     const counter = new Counter({ name: 'x_total', help: 'h', registers: [new Registry()] });
     const openMetrics = new Registry<OpenMetricsContentType>();
     openMetrics.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
