@@ -3,14 +3,21 @@
 // Worker in workerd; and to the metrics listener where a shape applies. Every shared refusal has the same status and
 // problem type on every route and door, carries a request id, and is logged and counted once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
+import type { RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { freePort } from '../helpers/free-port.js';
-import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
+import type { RawResponse } from '../helpers/raw-http.js';
 import { captureLogger } from '../helpers/recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
-import { wranglerPresent } from '../helpers/wrangler-dev.js';
-import { startWorkerdLike, type WorkerdServe } from '../helpers/workerd-serve.js';
+import {
+  declaresBody,
+  NODE_SERVER,
+  socketDoor,
+  startThreeDoors,
+  WORKERD,
+  type Door,
+  type ThreeDoors,
+} from '../helpers/three-doors.js';
 
 interface Route {
   method: 'GET' | 'POST';
@@ -172,46 +179,6 @@ const SHAPES: Shape[] = [
   },
 ];
 
-interface Door {
-  name: string;
-  send(route: Pick<Route, 'method' | 'target'>, lines: string[], body?: string): Promise<RawResponse>;
-}
-
-const socketDoor = (name: string, base: string): Door => ({
-  name,
-  send(route, lines, body) {
-    const host = lines.some((l) => /^host:/i.test(l)) ? [] : ['Host: localhost'];
-    // A body goes with a request only where its shape declares none of its own.
-    const declares = lines.some((l) => /^(content-length|transfer-encoding):/i.test(l));
-    const sent = body !== undefined && !declares ? [`Content-Length: ${Buffer.byteLength(body)}`] : [];
-    return rawExchange(
-      base,
-      [`${route.method} ${route.target} HTTP/1.1`, ...host, ...lines, ...sent],
-      declares ? '' : body,
-    );
-  },
-});
-
-/** The app in process: a Fetch API request with the same fields (repeated ones joined); its fields say the body. */
-const inProcessDoor = (gateway: RunningGateway): Door => ({
-  name: 'the app in process',
-  async send(route, lines, body) {
-    const headers = new Headers();
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
-    }
-    if (!headers.has('host')) headers.set('host', 'localhost');
-    const declares = headers.has('content-length') || headers.has('transfer-encoding');
-    const init: RequestInit = { method: route.method, headers };
-    if (route.method === 'POST' && !declares) init.body = body ?? '';
-    const res = await gateway.app.fetch(new Request(`http://localhost${route.target}`, init));
-    const out: Record<string, string> = {};
-    res.headers.forEach((value, name) => (out[name] = value));
-    return { status: res.status, headers: out, body: await res.text() };
-  },
-});
-
 const typeOf = (res: RawResponse): string | undefined =>
   res.headers['content-type'] === 'application/problem+json'
     ? (JSON.parse(res.body) as { type: string }).type.replace(/^.*#/, '')
@@ -219,30 +186,26 @@ const typeOf = (res: RawResponse): string | undefined =>
 
 describe('every route and door refuses odd requests alike', () => {
   let simulator: SimulatorServer;
+  let three: ThreeDoors;
   let socket: RunningGateway;
-  let inProcess: RunningGateway;
-  let worker: WorkerdServe | undefined;
   const logs = captureLogger();
   let token = '';
-  const doors: Door[] = [];
+  let doors: Door[] = [];
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
     const env = { ...(await stackEnv(simulator.url)), CONSOLE_PROVIDER: 'swissdir' };
-    socket = await startNodeGateway({ ...env, METRICS_PORT: String(await freePort()) }, { logger: logs });
-    inProcess = await startNodeGateway(env, { logger: captureLogger() });
-    doors.push(socketDoor("Node's server", socket.url), inProcessDoor(inProcess));
-    if (wranglerPresent()) {
-      worker = await startWorkerdLike(env);
-      doors.push(socketDoor('the Worker in workerd', worker.url));
-    }
+    three = await startThreeDoors(env, {
+      socketEnv: { METRICS_PORT: String(await freePort()) },
+      socketLogger: logs,
+      inProcessLogger: captureLogger(),
+    });
+    ({ doors, socket } = three);
     token = await loginAt(socket.url, 'crm', CLIENTS.crm);
   }, 150_000);
 
   afterAll(async () => {
-    await worker?.close();
-    await socket?.close();
-    await inProcess?.close();
+    await three?.close();
     await simulator?.close();
   });
 
@@ -256,16 +219,18 @@ describe('every route and door refuses odd requests alike', () => {
     let n = 0;
     for (const door of doors) {
       const requestId = `parity-${Math.random().toString(36).slice(2)}`;
-      const res = await door.send(route, [...shape.headers(token), `X-Request-Id: ${requestId}`], route.body);
-      if (shape.refusedByWorkerd && door.name === 'the Worker in workerd') {
+      const lines = [...shape.headers(token), `X-Request-Id: ${requestId}`];
+      // The route's own body goes only with a shape that declares none of its own.
+      const res = await door.send({ ...route, lines, body: declaresBody(lines) ? undefined : route.body });
+      if (shape.refusedByWorkerd && door.name === WORKERD) {
         // workerd's own refusal: no request id, so no gateway code answered it.
         expect([res.status, res.headers['x-request-id']], door.name).toEqual([500, undefined]);
         continue;
       }
       expect([res.status, typeOf(res)], door.name).toEqual([shape.status, shape.type]);
       expect(JSON.parse(res.body), door.name).toMatchObject({ requestId, status: shape.status });
-      if (shape.closes && door.name === "Node's server") expect(res.headers['connection'], door.name).toBe('close');
-      if (door.name === "Node's server") {
+      if (shape.closes && door.name === NODE_SERVER) expect(res.headers['connection'], door.name).toBe('close');
+      if (door.name === NODE_SERVER) {
         // One access-log line, for the route the request was for.
         const lines = logs.lines.filter((l) => l.fields.event === 'request' && l.fields.requestId === requestId);
         expect(
@@ -282,7 +247,11 @@ describe('every route and door refuses odd requests alike', () => {
     '%s → the metrics listener',
     async (_name, shape) => {
       const base = `http://127.0.0.1:${socket.metricsServer!.port}`;
-      const res = await socketDoor('metrics', base).send({ method: 'GET', target: '/metrics' }, shape.headers(token));
+      const res = await socketDoor('metrics', base).send({
+        method: 'GET',
+        target: '/metrics',
+        lines: shape.headers(token),
+      });
       expect([res.status, typeOf(res)]).toEqual([shape.status, shape.type]);
       if (shape.closes) expect(res.headers['connection']).toBe('close');
     },
@@ -315,11 +284,11 @@ describe('every route and door refuses odd requests alike', () => {
       '/console/%2e%2e/healthz',
       '/CONSOLE/../healthz',
     ]) {
-      const res = await socketDoor("Node's server", socket.url).send({ method: 'GET', target }, []);
+      const res = await socketDoor(NODE_SERVER, socket.url).send({ method: 'GET', target, lines: [] });
       expect([res.status, typeOf(res)], target).toEqual([404, 'not-found']);
     }
     expect(
-      (await socketDoor("Node's server", socket.url).send({ method: 'GET', target: '/./healthz' }, [])).status,
+      (await socketDoor(NODE_SERVER, socket.url).send({ method: 'GET', target: '/./healthz', lines: [] })).status,
     ).toBe(200);
   });
 });

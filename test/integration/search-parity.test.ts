@@ -3,16 +3,14 @@
 // serve, the Hono route). The answers are identical but for the request id a gateway makes up, `Date`, `Age`, the
 // times derived from the clock (`ttl` in Cache-Status, `t` in RateLimit) and the connection's own fields.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
+import type { RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
-import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
+import type { RawResponse } from '../helpers/raw-http.js';
 import { captureLogger, type CapturedLog } from '../helpers/recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
-import { wranglerPresent } from '../helpers/wrangler-dev.js';
-import { startWorkerdLike, type WorkerdServe } from '../helpers/workerd-serve.js';
+import { startThreeDoors, WORKERD, type ThreeDoors } from '../helpers/three-doors.js';
 
 const RATE = 40;
-const WORKERD = 'the Worker in workerd';
 const SEARCH = '/v2/contacts/search';
 const q = (what: string) => `${SEARCH}?what=${encodeURIComponent(what)}`;
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -210,46 +208,6 @@ function comparable(res: RawResponse, generatedId: boolean) {
 
 const hasGoodId = (lines: string[]) => lines.some((l) => /^X-Request-Id: [\w=-]{1,64}$/.test(l));
 
-interface Door {
-  name: string;
-  send(row: Row, token: string): Promise<RawResponse>;
-}
-
-/** A door over a real socket: the request as written. */
-const socketDoor = (name: string, base: string): Door => ({
-  name,
-  send(row, token) {
-    const lines = row.headers(token);
-    const host = lines.some((l) => /^host:/i.test(l)) ? [] : ['Host: localhost'];
-    const method = row.method ?? 'GET';
-    return rawExchange(base, [`${method} ${row.target} HTTP/1.1`, ...host, ...lines], row.body, method === 'HEAD');
-  },
-});
-
-/**
- * The app in process: the same fields as a Fetch API request (repeated ones joined), no socket. A Fetch API request
- * cannot carry a body on GET: its fields say what the body would be.
- */
-const inProcessDoor = (gateway: RunningGateway): Door => ({
-  name: 'the app in process',
-  async send(row, token) {
-    const headers = new Headers();
-    for (const line of row.headers(token)) {
-      const colon = line.indexOf(':');
-      headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
-    }
-    if (!headers.has('host')) headers.set('host', 'localhost');
-    const url = row.target.startsWith('http') ? row.target : `http://localhost${row.target}`;
-    const res = await gateway.app.fetch(new Request(url, { method: row.method ?? 'GET', headers }));
-    const out: Record<string, string> = {};
-    res.headers.forEach((value, name) => (out[name] = value));
-    const body = await res.text();
-    if (out['content-length'] === undefined && row.method !== 'HEAD')
-      out['content-length'] = String(Buffer.byteLength(body));
-    return { status: res.status, headers: out, body };
-  },
-});
-
 function requestLines(logs: CapturedLog[]) {
   return logs
     .filter((l) => l.fields.event === 'request' && l.fields.route === SEARCH)
@@ -266,12 +224,9 @@ async function searchCounts(gateway: RunningGateway): Promise<string[]> {
 
 describe('the search answers alike on every door', () => {
   let simulator: SimulatorServer;
-  let socket: RunningGateway;
-  let inProcess: RunningGateway;
-  let worker: WorkerdServe | undefined;
+  let three: ThreeDoors;
   const logs = { socket: captureLogger(), inProcess: captureLogger() };
   const tokens = { crm: '', pbx: '' };
-  const doors: Door[] = [];
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
@@ -282,35 +237,29 @@ describe('the search answers alike on every door', () => {
       // One key for every door, so the number's hash in their log lines is the same.
       LOG_HASH_KEY: 'parity-log-hash-key-0123456789abcdef',
     };
-    socket = await startNodeGateway(env, { logger: logs.socket });
-    inProcess = await startNodeGateway(env, { logger: logs.inProcess });
-    doors.push(socketDoor("Node's server", socket.url), inProcessDoor(inProcess));
-    if (wranglerPresent()) {
-      worker = await startWorkerdLike(env);
-      doors.push(socketDoor(WORKERD, worker.url));
-    }
+    three = await startThreeDoors(env, { socketLogger: logs.socket, inProcessLogger: logs.inProcess });
     // One token for every door: they share the signing key and the registered clients.
-    tokens.crm = await loginAt(socket.url, 'crm', CLIENTS.crm);
-    tokens.pbx = await loginAt(socket.url, 'pbx', CLIENTS.pbx);
+    tokens.crm = await loginAt(three.socket.url, 'crm', CLIENTS.crm);
+    tokens.pbx = await loginAt(three.socket.url, 'pbx', CLIENTS.pbx);
   }, 150_000);
 
   afterAll(async () => {
-    await worker?.close();
-    await socket?.close();
-    await inProcess?.close();
+    await three?.close();
     await simulator?.close();
   });
 
   it.each(ROWS.map((row) => [row.name, row] as const))('%s', { timeout: 60_000 }, async (_name, row) => {
     const token = tokens[row.client ?? 'crm'];
     const generatedId = !hasGoodId(row.headers(token));
+    const { doors } = three;
     const gatewayDoors = doors.filter((d) => !(row.refusedByWorkerd && d.name === WORKERD));
+    const request = { method: row.method ?? 'GET', target: row.target, lines: row.headers(token), body: row.body };
     row.before?.(simulator);
     const answers: RawResponse[] = [];
     try {
       for (const door of doors) {
         let res: RawResponse | undefined;
-        for (let i = 0; i < (row.times ?? 1); i++) res = await door.send(row, token);
+        for (let i = 0; i < (row.times ?? 1); i++) res = await door.send(request);
         if (gatewayDoors.includes(door)) answers.push(res!);
         // workerd's own refusal: no request id, so no gateway code answered it.
         else expect([res!.status, res!.headers['x-request-id']], door.name).toEqual([500, undefined]);
@@ -330,9 +279,9 @@ describe('the search answers alike on every door', () => {
   });
 
   it('counts every search alike, refusals included', async () => {
-    const counts = await searchCounts(socket);
+    const counts = await searchCounts(three.socket);
     expect(counts.some((l) => l.includes('status="400"'))).toBe(true);
     expect(counts.some((l) => l.includes('status="413"'))).toBe(true);
-    expect(counts).toEqual(await searchCounts(inProcess));
+    expect(counts).toEqual(await searchCounts(three.inProcess));
   });
 });
