@@ -46,7 +46,7 @@ export const socketDoor = (name: string, base: string): Door => ({
  * The app in process: a Fetch API request with the same fields (repeated ones joined). A Fetch API request carries
  * a body on POST only, and only where its fields declare none: otherwise they say what the body would be.
  */
-export const inProcessDoor = (gateway: RunningGateway): Door => ({
+const inProcessDoor = (gateway: RunningGateway): Door => ({
   name: IN_PROCESS,
   async send({ method, target, lines, body }) {
     const headers = new Headers();
