@@ -9,7 +9,7 @@ import { wranglerPresent } from './wrangler-dev.js';
 import { startWorkerdLike, type WorkerdServe } from './workerd-serve.js';
 
 export const NODE_SERVER = "Node's server";
-export const IN_PROCESS = 'the app in process';
+const IN_PROCESS = 'the app in process';
 export const WORKERD = 'the Worker in workerd';
 
 /** A request as its header lines are written; `body` is sent as given after them. */
