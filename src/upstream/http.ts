@@ -1,5 +1,6 @@
 // The narrow HTTP port the upstream clients use, so Node can plug in a pooled keep-alive client and
 // Workers plain fetch. Bodies are strings: the search body is passed through and cached unparsed.
+import { declaredTooLarge, readWithin } from '../bounded-body.js';
 import type { UpstreamOutcome } from '../observability/telemetry.js';
 
 export interface UpstreamRequest {
@@ -41,30 +42,9 @@ export function tooLarge(maxBodyBytes: number): UpstreamTransportError {
 
 /** Collects a body as text, failing at the first chunk that takes it past `maxBytes` (the rest is never read). */
 async function readBounded(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of chunks) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    parts.push(chunk);
-  }
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    all.set(part, offset);
-    offset += part.byteLength;
-  }
-  return new TextDecoder().decode(all);
-}
-
-/** True when a declared Content-Length already says the answer is too large. */
-export function declaredTooLarge(contentLength: string | null | undefined, maxBytes: number): boolean {
-  return (
-    contentLength !== null &&
-    contentLength !== undefined &&
-    /^\d+$/.test(contentLength) &&
-    Number(contentLength) > maxBytes
-  );
+  const bytes = await readWithin(chunks, maxBytes);
+  if (bytes === null) throw tooLarge(maxBytes);
+  return new TextDecoder().decode(bytes);
 }
 
 export class UpstreamTransportError extends Error {

@@ -2,8 +2,8 @@
 // runs one dispatch, one timer and a list of chunks: no AbortSignal (an event target and a timer each, measured at
 // about 17 µs of CPU per request), no body stream and no async iteration, which `request()` and `fetch()` add.
 import { Agent, type Dispatcher } from 'undici';
+import { declaredTooLarge } from '../../bounded-body.js';
 import {
-  declaredTooLarge,
   DEFAULT_MAX_BODY_BYTES,
   tooLarge,
   UpstreamTransportError,
