@@ -212,6 +212,8 @@ const TRACING_SETTINGS = {
   scheduleDelayMs: setting('OTEL_BSP_SCHEDULE_DELAY', int(0, 60_000, 5_000)),
   maxQueueSize: setting('OTEL_BSP_MAX_QUEUE_SIZE', int(1, 100_000, 2_048)),
   maxExportBatchSize: setting('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', int(1, 100_000, 512)),
+  /** The gateway's own: traces a second (per process) a caller's context may start recording beyond the ratio. */
+  callerSampledPerSecond: setting('TRACING_CALLER_SAMPLED_PER_SECOND', int(0, 1_000_000, 100)),
 };
 
 /**
@@ -233,7 +235,11 @@ function tracingConfigOf(t: SettingValues<typeof TRACING_SETTINGS>, problems: Co
     headers: t.headers,
     timeoutMs: t.timeoutMs,
     serviceName: t.serviceName,
-    sampler: { name: t.sampler, ratio: t.sampler.endsWith('traceidratio') ? (t.samplerArg ?? 1) : 1 },
+    sampler: {
+      name: t.sampler,
+      ratio: t.sampler.endsWith('traceidratio') ? (t.samplerArg ?? 1) : 1,
+      callerPerSecond: t.callerSampledPerSecond,
+    },
     batch: {
       scheduleDelayMs: t.scheduleDelayMs,
       maxQueueSize: t.maxQueueSize,

@@ -1,5 +1,5 @@
 // Where the scrape-time gauges read from: the upstream token manager, the per-number cache's size, the cost guard,
-// the trace exporter's drops.
+// the trace exporter's drops, the tracer's capped caller traces.
 import type { CostGuard } from './guard/cost-guard.js';
 import type { TokenManager } from './upstream/token-manager.js';
 import type { MetricSources } from './observability/metrics.js';
@@ -9,7 +9,7 @@ export interface MetricSourceServices {
   upstreamTokens: Pick<TokenManager, 'status'>;
   lookupCache?: { readonly entries: number; readonly bytes: number } | undefined;
   guard?: Pick<CostGuard, 'status'> | undefined;
-  tracing?: Pick<Tracing, 'dropped'> | undefined;
+  tracing?: Pick<Tracing, 'dropped' | 'callerSampledCapped'> | undefined;
 }
 
 export function metricSourcesOf(services: MetricSourceServices): MetricSources {
@@ -18,6 +18,9 @@ export function metricSourcesOf(services: MetricSourceServices): MetricSources {
   if (lookupCache !== undefined)
     sources.cacheStats = () => ({ entries: lookupCache.entries, bytes: lookupCache.bytes });
   if (guard !== undefined) sources.guardStatus = () => guard.status();
-  if (tracing !== undefined) sources.spansDropped = () => tracing.dropped();
+  if (tracing !== undefined) {
+    sources.spansDropped = () => tracing.dropped();
+    sources.callerSampledCapped = () => tracing.callerSampledCapped();
+  }
   return sources;
 }

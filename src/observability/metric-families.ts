@@ -161,6 +161,12 @@ export const FAMILIES = {
     'Spans dropped instead of exported: the export queue was full, or the collector refused, failed or timed out.',
     [],
   ),
+  // The tracer's (observability/tracing/sampler.ts): what callers asked the gateway to record past its bound.
+  traceCallerSampledCapped: counter(
+    'trace_caller_sampled_capped_total',
+    "Traces a caller's context asked to record (its sampled flag, or a trace id in the ratio) past TRACING_CALLER_SAMPLED_PER_SECOND: the sampler's ratio decided them instead.",
+    [],
+  ),
   consoleRefusals: counter(
     'console_refusals_total',
     'Console requests refused, by reason (mobile, rate_limited, not_allowed).',

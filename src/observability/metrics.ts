@@ -37,6 +37,8 @@ export interface MetricSources {
   logLinesDropped?: () => number;
   /** Spans the trace exporter dropped since the start (queue full, export failed). */
   spansDropped?: () => number;
+  /** Traces callers' contexts asked to record past TRACING_CALLER_SAMPLED_PER_SECOND since the start. */
+  callerSampledCapped?: () => number;
 }
 
 /** The exposition formats: Prometheus's text format, and OpenMetrics (the text with exemplars, ending `# EOF`). */
@@ -231,6 +233,14 @@ function createScrapeGauges(registry: Registry, sources: MetricSources): void {
     collect() {
       this.reset();
       this.inc(sources.spansDropped?.() ?? 0);
+    },
+  });
+  new Counter({
+    ...promOptions(F.traceCallerSampledCapped),
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.callerSampledCapped?.() ?? 0);
     },
   });
 }

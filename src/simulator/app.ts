@@ -55,6 +55,8 @@ export interface SimulatorStats {
   authorizationsSeen: string[];
   /** Raw `traceparent` values the search endpoint received (W3C Trace Context; absent ones are not listed). */
   traceparentsSeen: string[];
+  /** Raw `tracestate` values the search endpoint received. */
+  tracestatesSeen: string[];
   /** Raw `traceparent` values the token endpoint received. */
   loginTraceparentsSeen: string[];
   /** Bytes of huge bodies (fault `hugeBody`) handed to the connection so far. */
@@ -144,6 +146,7 @@ const zeroCounts = (inFlight: number): Counts => ({
   searchByNumber: new Map(),
   authorizationsSeen: [],
   traceparentsSeen: [],
+  tracestatesSeen: [],
   loginTraceparentsSeen: [],
   hugeBodyBytesSent: 0,
   searchesInFlight: inFlight,
@@ -207,6 +210,7 @@ function controlsOf(sim: Sim): SimulatorControls {
       searchByNumber: Object.fromEntries(counts.searchByNumber),
       authorizationsSeen: [...counts.authorizationsSeen],
       traceparentsSeen: [...counts.traceparentsSeen],
+      tracestatesSeen: [...counts.tracestatesSeen],
       loginTraceparentsSeen: [...counts.loginTraceparentsSeen],
     }),
     // Searches still in flight stay counted: they end after the reset.
@@ -312,6 +316,8 @@ async function answerSearch(sim: Sim, c: Context): Promise<Response> {
   if (authorization !== undefined) counts.authorizationsSeen.push(authorization);
   const traceparent = c.req.header('traceparent');
   if (traceparent !== undefined) counts.traceparentsSeen.push(traceparent);
+  const tracestate = c.req.header('tracestate');
+  if (tracestate !== undefined) counts.tracestatesSeen.push(tracestate);
 
   const signal = c.req.raw.signal;
   await sleep(delayOf(sim, sim.faults.latencyMs), signal);

@@ -57,7 +57,7 @@ describe('createMetrics', () => {
     expect(await series(registry, `${p}console_refusals_total`, { reason: 'mobile' })).toBe(1);
   });
 
-  it('reads token expiry, cache size and dropped spans at scrape time', async () => {
+  it('reads token expiry, cache size, dropped spans and capped caller traces at scrape time', async () => {
     const registry = new Registry();
     let now = 1_000_000;
     const metrics = createMetrics({ registry });
@@ -68,7 +68,7 @@ describe('createMetrics', () => {
       metricSourcesOf({
         upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) },
         lookupCache: { entries: 3, bytes: 4096 },
-        tracing: { dropped: () => dropped },
+        tracing: { dropped: () => dropped, callerSampledCapped: () => dropped * 10 },
       }),
     );
     // Unix time of expiry: it does not move as time passes.
@@ -80,8 +80,10 @@ describe('createMetrics', () => {
     expect(await series(registry, 'callerid_gateway_cache_entries')).toBe(3);
     expect(await series(registry, 'callerid_gateway_cache_bytes')).toBe(4096);
     expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(2);
+    expect(await series(registry, 'callerid_gateway_trace_caller_sampled_capped_total')).toBe(20);
     dropped = 7;
     expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(7);
+    expect(await series(registry, 'callerid_gateway_trace_caller_sampled_capped_total')).toBe(70);
   });
 
   it('keeps request labels closed: unknown methods become "other"', async () => {

@@ -270,6 +270,7 @@ describe('simulator search endpoint', () => {
       searchByNumber: {},
       authorizationsSeen: [],
       traceparentsSeen: [],
+      tracestatesSeen: [],
       loginTraceparentsSeen: [],
       searchesInFlight: 0,
       maxSearchesInFlight: 0,

@@ -382,7 +382,10 @@ describe('token managers sharing one token store', () => {
 describe('a login made through the token store', () => {
   it('goes under the span of the request that needed the token, and names its own span to the upstream', async () => {
     const spans: FinishedSpan[] = [];
-    const tracer = createTracer({ name: 'always_on', ratio: 1 }, { now: () => T0, end: (span) => spans.push(span) });
+    const tracer = createTracer(
+      { name: 'always_on', ratio: 1, callerPerSecond: 100 },
+      { now: () => T0, end: (span) => spans.push(span) },
+    );
     const traceparents: (string | undefined)[] = [];
     const manager = createTokenManager({
       http: {

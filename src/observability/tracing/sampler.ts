@@ -2,8 +2,12 @@
 // a span of the gateway's own take its decision; only a trace's first span in the gateway asks the sampler.
 import type { TracingConfig } from '../../config.js';
 
-/** A sampler by its OTEL_TRACES_SAMPLER name, and the share of traces the `traceidratio` ones record (0 to 1). */
+/**
+ * A sampler by its OTEL_TRACES_SAMPLER name, the share of traces the `traceidratio` ones record (0 to 1), and how many
+ * traces a second a caller's context may start recording beyond that (TRACING_CALLER_SAMPLED_PER_SECOND).
+ */
 export type SamplerConfig = TracingConfig['sampler'];
+type Sampler = Pick<SamplerConfig, 'name' | 'ratio'>;
 
 // The rightmost 56 bits of a W3C trace id are random (Trace Context Level 2, section 3.2.2.3); OpenTelemetry's
 // probability sampling compares them with a threshold, so every process decides the same for one trace id.
@@ -22,7 +26,7 @@ export function traceIdInRatio(traceId: string, ratio: number): boolean {
  * Whether a trace's first span in the gateway is recorded. `parentSampled` is the caller's decision when its
  * `traceparent` was valid, undefined for a new trace; only the `parentbased_` samplers follow it.
  */
-export function shouldSample(sampler: SamplerConfig, traceId: string, parentSampled: boolean | undefined): boolean {
+export function shouldSample(sampler: Sampler, traceId: string, parentSampled: boolean | undefined): boolean {
   const parentBased = sampler.name.startsWith('parentbased_');
   if (parentBased && parentSampled !== undefined) return parentSampled;
   switch (sampler.name) {
@@ -36,4 +40,39 @@ export function shouldSample(sampler: SamplerConfig, traceId: string, parentSamp
     case 'parentbased_traceidratio':
       return traceIdInRatio(traceId, sampler.ratio);
   }
+}
+
+/** Whether the sampler records every new trace whatever its id: then a caller's context adds nothing to record. */
+export function recordsEveryTrace(sampler: Sampler): boolean {
+  if (sampler.name.endsWith('always_on')) return true;
+  return sampler.name.endsWith('traceidratio') && sampler.ratio >= 1;
+}
+
+/** The traces callers' contexts may still start recording: a token bucket, refilled by the spans' clock. */
+export interface CallerSampleBudget {
+  /** Takes one trace at `now` (ms); false, and counted, when none is left. */
+  take(now: number): boolean;
+  /** Traces refused so far. */
+  readonly capped: number;
+}
+
+/** `perSecond` traces a second, up to one second's worth at once; full at first. */
+export function callerSampleBudget(perSecond: number): CallerSampleBudget {
+  const state = { tokens: perSecond, at: undefined as number | undefined, capped: 0 };
+  return {
+    take(now) {
+      if (state.at !== undefined)
+        state.tokens = Math.min(perSecond, state.tokens + (Math.max(0, now - state.at) / 1000) * perSecond);
+      state.at = now;
+      if (state.tokens >= 1) {
+        state.tokens -= 1;
+        return true;
+      }
+      state.capped++;
+      return false;
+    },
+    get capped() {
+      return state.capped;
+    },
+  };
 }

@@ -51,10 +51,26 @@ export function formatTraceparent(context: Pick<SpanContext, 'traceId' | 'spanId
 const KEY = /^(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})$/;
 const VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
 const MAX_MEMBERS = 32;
+// Section 3.3.1.5: a vendor propagates at least 512 characters of the list (commas counted); the gateway keeps that
+// much and no more, on its spans and towards the upstream.
+const MAX_LENGTH = 512;
+const LONG_MEMBER = 128;
+
+const listLength = (members: readonly string[]) => members.reduce((n, m) => n + m.length, 0) + members.length - 1;
+
+/** Whole members dropped until the list fits, as section 3.3.1.5 asks: those over 128 characters first, then from the end. */
+function truncated(members: readonly string[]): string[] {
+  let kept = [...members];
+  for (let i = kept.length - 1; i >= 0 && listLength(kept) > MAX_LENGTH; i--)
+    if (kept[i]!.length > LONG_MEMBER) kept.splice(i, 1);
+  while (kept.length > 0 && listLength(kept) > MAX_LENGTH) kept = kept.slice(0, -1);
+  return kept;
+}
 
 /**
  * The caller's `tracestate` (section 3.3) with optional whitespace and empty members dropped, or undefined when it
  * is absent, empty or invalid (a bad member, a key twice, more than 32 members): then it is not passed on at all.
+ * A list over 512 characters loses whole members until it fits (section 3.3.1.5).
  */
 export function parseTracestate(header: string | null | undefined): string | undefined {
   if (header === null || header === undefined) return undefined;
@@ -70,7 +86,10 @@ export function parseTracestate(header: string | null | undefined): string | und
     members.push(member);
   }
   if (members.length === 0 || members.length > MAX_MEMBERS) return undefined;
-  return members.join(',');
+  const list = members.join(',');
+  if (list.length <= MAX_LENGTH) return list;
+  const kept = truncated(members);
+  return kept.length === 0 ? undefined : kept.join(',');
 }
 
 /** The caller's span context from its two header fields, or undefined when `traceparent` is absent or invalid. */

@@ -1,6 +1,12 @@
 // The tracer one app creates (no module state): starts the server span of a request from the caller's header
 // fields, and spans under it. Off, it records nothing and mints no id: it only passes the caller's context on.
-import { shouldSample, type SamplerConfig } from './sampler.js';
+import {
+  callerSampleBudget,
+  recordsEveryTrace,
+  shouldSample,
+  type CallerSampleBudget,
+  type SamplerConfig,
+} from './sampler.js';
 import { PropagatingSpan, RecordingSpan, type Attributes, type Span, type SpanKind, type SpanSink } from './span.js';
 import { incomingContext, type SpanContext } from './trace-context.js';
 import { RandomIds } from './trace-ids.js';
@@ -39,6 +45,7 @@ interface TracerParts {
   readonly ids: RandomIds;
   readonly sink: SpanSink;
   readonly sampler: SamplerConfig;
+  readonly callers: CallerSampleBudget;
 }
 
 function started(
@@ -54,10 +61,22 @@ function started(
   return span;
 }
 
+/**
+ * Whether a trace is recorded. A caller's context (its sampled flag, or a trace id it chose to fall in the ratio)
+ * records only within the callers' budget, unless the sampler records every trace anyway; past the budget the ratio
+ * decides as for a trace of the gateway's own, on an id the gateway draws.
+ */
+function decide(parts: TracerParts, traceId: string, parent: SpanContext | undefined): boolean {
+  const sampled = shouldSample(parts.sampler, traceId, parent?.sampled);
+  if (!sampled || parent === undefined || recordsEveryTrace(parts.sampler)) return sampled;
+  if (parts.callers.take(parts.sink.now())) return true;
+  return shouldSample(parts.sampler, parts.ids.traceId(), undefined);
+}
+
 /** A span of its own under a caller's context or none; the sampler decides only without a local parent. */
 function firstSpan(parts: TracerParts, name: string, parent: SpanContext | undefined, options?: SpanOptions): Span {
   const traceId = parent?.traceId ?? parts.ids.traceId();
-  const sampled = shouldSample(parts.sampler, traceId, parent?.sampled);
+  const sampled = decide(parts, traceId, parent);
   // Contexts are built field by field on this path: an object spread cost more than the rest of a span.
   const context: SpanContext = { traceId, spanId: parts.ids.spanId(), sampled, traceState: parent?.traceState };
   return sampled ? started(parts, name, context, parent?.spanId, options) : new PropagatingSpan(context);
@@ -65,9 +84,16 @@ function firstSpan(parts: TracerParts, name: string, parent: SpanContext | undef
 
 const SERVER: SpanOptions = { kind: 'server' };
 
-/** The tracer of an app with tracing on: `sink` receives every recorded span as it ends. */
-export function createTracer(sampler: SamplerConfig, sink: SpanSink): Tracer {
-  const parts: TracerParts = { ids: new RandomIds(), sink, sampler };
+/**
+ * The tracer of an app with tracing on: `sink` receives every recorded span as it ends; `callers` bounds the traces
+ * callers' contexts start recording.
+ */
+export function createTracer(
+  sampler: SamplerConfig,
+  sink: SpanSink,
+  callers: CallerSampleBudget = callerSampleBudget(sampler.callerPerSecond),
+): Tracer {
+  const parts: TracerParts = { ids: new RandomIds(), sink, sampler, callers };
   return {
     enabled: true,
     startServerSpan: (name, traceparent, tracestate) =>

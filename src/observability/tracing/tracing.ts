@@ -2,6 +2,7 @@
 // path uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
 import type { TracingConfig } from '../../config.js';
 import { otlpSender, type FetchFunction } from './otlp-http.js';
+import { callerSampleBudget } from './sampler.js';
 import { SpanBatcher, type BatcherRuntime } from './span-batcher.js';
 import { createTracer, disabledTracer, type Tracer } from './tracer.js';
 
@@ -9,6 +10,8 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** Spans lost so far (queue full, export failed): the value of the dropped-spans counter. */
   dropped(): number;
+  /** Traces callers' contexts asked to record past TRACING_CALLER_SAMPLED_PER_SECOND so far. */
+  callerSampledCapped(): number;
   /** Sends what is queued; resolves when the exporter is idle (before a process exits). */
   flush(): Promise<void>;
 }
@@ -19,15 +22,22 @@ export interface TracingRuntime extends BatcherRuntime {
 }
 
 /** Tracing off: what an app gets when its runtime gives none. */
-export const tracingOff: Tracing = { tracer: disabledTracer, dropped: () => 0, flush: () => Promise.resolve() };
+export const tracingOff: Tracing = {
+  tracer: disabledTracer,
+  dropped: () => 0,
+  callerSampledCapped: () => 0,
+  flush: () => Promise.resolve(),
+};
 
 /** `config` is {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent. */
 export function createTracing(config: TracingConfig | null, runtime: TracingRuntime): Tracing {
   if (config === null) return tracingOff;
   const batcher = new SpanBatcher(otlpSender(config, runtime.fetch), config.batch, runtime);
+  const callers = callerSampleBudget(config.sampler.callerPerSecond);
   return {
-    tracer: createTracer(config.sampler, batcher),
+    tracer: createTracer(config.sampler, batcher, callers),
     dropped: () => batcher.dropped(),
+    callerSampledCapped: () => callers.capped,
     flush: () => batcher.flush(),
   };
 }

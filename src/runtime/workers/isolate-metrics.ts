@@ -59,8 +59,8 @@ interface Isolate {
   histograms: Map<string, HistogramSeries>;
   storeUp: Map<string, number>;
   sources: MetricSources;
-  /** The trace exporter's drop count as far as pushes carried it (its source counts from the isolate's start). */
-  spansDroppedPushed: number;
+  /** The tracing counts as far as pushes carried them (their sources count from the isolate's start), by family. */
+  tracingPushed: Map<string, number>;
   requestsPending: number;
   seq: number;
   /** Sent and not yet acknowledged: sent again, unchanged, before anything newer. */
@@ -77,7 +77,7 @@ export function createIsolateMetrics(options: IsolateMetricsOptions): IsolateMet
     histograms: new Map(),
     storeUp: new Map(SHARED_STORES.map((s) => [s, 1])),
     sources: {},
-    spansDroppedPushed: 0,
+    tracingPushed: new Map(),
     requestsPending: 0,
     seq: 0,
     unacked: undefined,
@@ -173,6 +173,19 @@ function gauges({ storeUp, sources }: Isolate): MetricsBatch['gauges'] {
   return out;
 }
 
+/** The tracing counters an isolate's sources count from its start: each batch carries what grew since the last. */
+function pushTracingCounts(iso: Isolate, batch: MetricsBatch): void {
+  const counts: [string, number][] = [
+    [F.traceSpansDropped.name, iso.sources.spansDropped?.() ?? 0],
+    [F.traceCallerSampledCapped.name, iso.sources.callerSampledCapped?.() ?? 0],
+  ];
+  for (const [family, count] of counts) {
+    const pushed = iso.tracingPushed.get(family) ?? 0;
+    if (count > pushed) batch.counters.push([family, [], count - pushed]);
+    iso.tracingPushed.set(family, count);
+  }
+}
+
 /** Takes what was counted since the last batch into a new one (the counts start again from 0). */
 function takeBatch(iso: Isolate): MetricsBatch {
   const batch: MetricsBatch = {
@@ -184,10 +197,7 @@ function takeBatch(iso: Isolate): MetricsBatch {
     gauges: gauges(iso),
   };
   for (const s of iso.counters.values()) if (s.value > 0) batch.counters.push([s.family, s.labels, s.value]);
-  const spansDropped = iso.sources.spansDropped?.() ?? 0;
-  if (spansDropped > iso.spansDroppedPushed)
-    batch.counters.push([F.traceSpansDropped.name, [], spansDropped - iso.spansDroppedPushed]);
-  iso.spansDroppedPushed = spansDropped;
+  pushTracingCounts(iso, batch);
   for (const s of iso.histograms.values())
     if (s.count > 0) batch.histograms.push([s.family, s.labels, s.counts, s.sum, s.count]);
   iso.counters.clear();

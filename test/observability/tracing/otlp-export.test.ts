@@ -243,7 +243,7 @@ describe('settings', () => {
       headers: {},
       timeoutMs: 10_000,
       serviceName: 'callerid-gateway',
-      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      sampler: { name: 'parentbased_always_on', ratio: 1, callerPerSecond: 100 },
       batch: { scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512 },
     });
     const traced = parseConfig({
@@ -266,7 +266,11 @@ describe('settings', () => {
         OTEL_TRACES_SAMPLER: 'always_on',
         OTEL_TRACES_SAMPLER_ARG: '0.1',
       }).tracing?.sampler,
-    ).toEqual({ name: 'always_on', ratio: 1 });
+    ).toEqual({ name: 'always_on', ratio: 1, callerPerSecond: 100 });
+    expect(
+      parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', TRACING_CALLER_SAMPLED_PER_SECOND: '0' }).tracing?.sampler
+        .callerPerSecond,
+    ).toBe(0);
   });
 
   it.each([
@@ -276,6 +280,7 @@ describe('settings', () => {
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318', 'must be an http(s) URL'],
     ['OTEL_EXPORTER_OTLP_HEADERS', 'authorization', 'each entry must be name=value'],
     ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE', '4096', 'must be at most OTEL_BSP_MAX_QUEUE_SIZE (2048)'],
+    ['TRACING_CALLER_SAMPLED_PER_SECOND', '-1', 'must be'],
   ])('refuses %s=%s', (variable, value, problem) => {
     expect(() => parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', [variable]: value })).toThrow(
       `configuration error: ${variable}: ${problem}`,

@@ -1,6 +1,11 @@
 // The OTEL_TRACES_SAMPLER samplers: which traces they record, and that the parent-based ones follow the caller.
 import { describe, expect, it } from 'vitest';
-import { shouldSample, traceIdInRatio } from '../../../src/observability/tracing/sampler.js';
+import {
+  callerSampleBudget,
+  recordsEveryTrace,
+  shouldSample,
+  traceIdInRatio,
+} from '../../../src/observability/tracing/sampler.js';
 import { RandomIds } from '../../../src/observability/tracing/trace-ids.js';
 
 describe('samplers', () => {
@@ -35,5 +40,35 @@ describe('samplers', () => {
     expect(shouldSample({ name: 'parentbased_always_off', ratio: 1 }, id, undefined)).toBe(false);
     expect(shouldSample({ name: 'always_on', ratio: 1 }, id, false)).toBe(true);
     expect(shouldSample({ name: 'always_off', ratio: 1 }, id, true)).toBe(false);
+  });
+});
+
+describe("the callers' budget", () => {
+  it('gives its rate a second, at most one second’s worth at once, refilled by the clock it is given', () => {
+    const budget = callerSampleBudget(3);
+    expect([0, 0, 0, 0].map((t) => budget.take(t))).toEqual([true, true, true, false]);
+    expect(budget.take(333)).toBe(false);
+    expect(budget.take(334)).toBe(true);
+    expect(budget.capped).toBe(2);
+    // Ten idle seconds refill three traces, not thirty.
+    expect([10_334, 10_334, 10_334, 10_334].map((t) => budget.take(t))).toEqual([true, true, true, false]);
+    expect(budget.capped).toBe(3);
+  });
+
+  it('at 0 never gives one, and a clock that steps back refills nothing', () => {
+    const none = callerSampleBudget(0);
+    expect(none.take(0)).toBe(false);
+    expect(none.take(60_000)).toBe(false);
+    const one = callerSampleBudget(1);
+    expect(one.take(5_000)).toBe(true);
+    expect(one.take(1_000)).toBe(false);
+  });
+
+  it('is needed only by samplers that do not record every trace anyway', () => {
+    expect(recordsEveryTrace({ name: 'parentbased_always_on', ratio: 1 })).toBe(true);
+    expect(recordsEveryTrace({ name: 'always_on', ratio: 1 })).toBe(true);
+    expect(recordsEveryTrace({ name: 'parentbased_traceidratio', ratio: 1 })).toBe(true);
+    expect(recordsEveryTrace({ name: 'parentbased_traceidratio', ratio: 0.99 })).toBe(false);
+    expect(recordsEveryTrace({ name: 'parentbased_always_off', ratio: 1 })).toBe(false);
   });
 });

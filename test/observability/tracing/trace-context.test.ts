@@ -70,6 +70,42 @@ describe('tracestate', () => {
     expect(parseTracestate(header)).toBeUndefined();
   });
 
+  /** A member `key=vvv…` of exactly `length` characters. */
+  const member = (key: string, length: number) => `${key}=${'v'.repeat(length - key.length - 1)}`;
+
+  it('keeps a list of exactly 512 characters whole', () => {
+    const list = [member('a', 200), member('b', 200), member('c', 110)].join(',');
+    expect(list).toHaveLength(512);
+    expect(parseTracestate(list)).toBe(list);
+  });
+
+  it('past 512 characters drops the members over 128 first, the last of them first, and only while too long', () => {
+    const short = Array.from({ length: 4 }, (_, i) => member(`s${i}`, 100));
+    const long = [member('l0', 129), member('l1', 200), member('l2', 129)];
+    // 4 x 100 + 129 + 200 + 129 characters and 6 commas: dropping l2 and l1 makes it fit (400 + 129 + 4 = 533 > 512,
+    // so l0 goes too).
+    expect(parseTracestate([short[0], long[0], short[1], long[1], short[2], long[2], short[3]].join(','))).toBe(
+      short.join(','),
+    );
+    // One long member is enough to drop (the last one over 128): the others stay.
+    const fits = [member('a', 129), member('b', 129), member('c', 200), member('d', 100)];
+    expect(parseTracestate(fits.join(','))).toBe([fits[0], fits[1], fits[3]].join(','));
+  });
+
+  it('then drops members from the end until the list fits', () => {
+    const members = Array.from({ length: 32 }, (_, i) => member(`k${String(i).padStart(2, '0')}`, 30));
+    // 32 x 30 + 31 = 991 characters; 16 members are 16 x 30 + 15 = 495, 17 would be 526.
+    expect(parseTracestate(members.join(','))).toBe(members.slice(0, 16).join(','));
+  });
+
+  it('an 8,149-character list of long members keeps what fits in 512 characters: its first two members', () => {
+    const members = Array.from({ length: 32 }, (_, i) => member(`k${String(i).padStart(2, '0')}`, i < 31 ? 254 : 244));
+    const header = members.join(',');
+    expect(header).toHaveLength(8_149);
+    expect(parseTracestate(header)).toBe(members.slice(0, 2).join(','));
+    expect(incomingContext(`00-${TRACE}-${SPAN}-01`, header)?.traceState).toHaveLength(509);
+  });
+
   it('is not read when traceparent is invalid, and kept with a valid one', () => {
     expect(incomingContext('00-bad', 'rojo=1')).toBeUndefined();
     expect(incomingContext(`00-${TRACE}-${SPAN}-01`, 'rojo=1')).toEqual({

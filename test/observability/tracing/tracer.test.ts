@@ -13,6 +13,7 @@ import {
 } from '../../../src/observability/tracing/http-spans.js';
 import type { FinishedSpan, SpanSink } from '../../../src/observability/tracing/span.js';
 import { RandomIds } from '../../../src/observability/tracing/trace-ids.js';
+import { callerSampleBudget } from '../../../src/observability/tracing/sampler.js';
 import { createTracer, disabledTracer } from '../../../src/observability/tracing/tracer.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -38,7 +39,7 @@ const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => (
 /** An upstream call whose details do not matter to the test. */
 const CALL = { method: 'GET', urlTemplate: '/t', serverAddress: 'u', serverPort: 443 };
 
-const ALWAYS = { name: 'parentbased_always_on', ratio: 1 } as const;
+const ALWAYS = { name: 'parentbased_always_on', ratio: 1, callerPerSecond: 100 } as const;
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -164,7 +165,7 @@ describe('tracer', () => {
 describe("a caller's span in another isolate (a Durable Object's caller)", () => {
   it('makes a span under it its child, recorded as its flag says, in its trace and with its tracestate', () => {
     const sink = memorySink();
-    const tracer = createTracer({ name: 'parentbased_always_off', ratio: 1 }, sink);
+    const tracer = createTracer({ name: 'parentbased_always_off', ratio: 1, callerPerSecond: 100 }, sink);
     const caller = remoteSpan({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'rojo=1' });
     const login = startUpstreamSpan(tracer, caller, CALL);
     expect(login.recording).toBe(true);
@@ -222,5 +223,55 @@ describe('tracing off', () => {
     expect(traceHeaders(upstream)).toEqual({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'rojo=1' });
     expect(startServerSpan(disabledTracer, request({ traceparent: 'garbage' })).context).toBeUndefined();
     expect(draw).not.toHaveBeenCalled();
+  });
+});
+
+describe("what callers' contexts make the tracer record", () => {
+  /** A sink whose clock stands still unless the test moves it. */
+  function clockedSink() {
+    const sink = { spans: [] as FinishedSpan[], clock: 1_700_000_000_000, now: () => sink.clock };
+    return Object.assign(sink, { end: (span: FinishedSpan) => void sink.spans.push(span) });
+  }
+  const callerTrace = (i: number, randomPart = '00000000000001') =>
+    `00-${i.toString(16).padStart(18, '0')}${randomPart}-${CALLER_SPAN}-01`;
+
+  it('records sampled callers within the budget; past it the sampler decides, and the caller sees it unsampled', () => {
+    const sink = clockedSink();
+    const budget = callerSampleBudget(2);
+    const tracer = createTracer({ name: 'parentbased_always_off', ratio: 1, callerPerSecond: 2 }, sink, budget);
+    const spans = [1, 2, 3, 4, 5].map((i) => tracer.startServerSpan('GET', callerTrace(i), undefined));
+    expect(spans.map((s) => s.recording)).toEqual([true, true, false, false, false]);
+    expect(budget.capped).toBe(3);
+    expect(traceHeaders(spans[4]!).traceparent).toMatch(/-00$/);
+    sink.clock += 1_000;
+    expect(tracer.startServerSpan('GET', callerTrace(6), undefined).recording).toBe(true);
+  });
+
+  it('counts a trace id chosen to fall in the ratio against the budget too, and past it draws an id of its own', () => {
+    const sink = clockedSink();
+    const budget = callerSampleBudget(1);
+    const sampler = { name: 'parentbased_traceidratio', ratio: 1e-9, callerPerSecond: 1 } as const;
+    const tracer = createTracer(sampler, sink, budget);
+    const chosen = (i: number) => callerTrace(i, 'ffffffffffffff').replace(/-01$/, '-00');
+    // An unsampled caller is never recorded, whatever its id.
+    expect(tracer.startServerSpan('GET', chosen(1), undefined).recording).toBe(false);
+    const untrusted = createTracer({ ...sampler, name: 'traceidratio' }, sink, budget);
+    expect([2, 3, 4].map((i) => untrusted.startServerSpan('GET', chosen(i), undefined).recording)).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(budget.capped).toBe(2);
+  });
+
+  it('takes nothing from the budget where every trace is recorded anyway, nor for the gateway’s own traces', () => {
+    const sink = clockedSink();
+    const budget = callerSampleBudget(0);
+    const tracer = createTracer(ALWAYS, sink, budget);
+    expect(tracer.startServerSpan('GET', callerTrace(1), undefined).recording).toBe(true);
+    expect(tracer.startServerSpan('GET', undefined, undefined).recording).toBe(true);
+    const ratio = createTracer({ name: 'parentbased_traceidratio', ratio: 0.5, callerPerSecond: 0 }, sink, budget);
+    for (let i = 0; i < 50; i++) ratio.startServerSpan('GET', undefined, undefined);
+    expect(budget.capped).toBe(0);
   });
 });
