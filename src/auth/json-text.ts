@@ -19,15 +19,12 @@ export type JsonText =
     }
   | { ok: false; problem: string };
 
-/** `line L, column C` (both from 1) of a character of `text`. */
+/** `line L, column C` (both from 1) of a character of `text`; a line ends as JSON's white space ends one. */
 function placeAt(text: string, offset: number): string {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return `line ${line}, column ${offset - lineStart + 1}`;
+  const breaks = [...text.slice(0, offset).matchAll(/\r\n?|\n/g)];
+  const last = breaks.at(-1);
+  const lineStart = last === undefined ? 0 : last.index + last[0].length;
+  return `line ${breaks.length + 1}, column ${offset - lineStart + 1}`;
 }
 
 /** "CommaExpected" → "comma expected". */
@@ -83,8 +80,8 @@ export function readJsonText(text: string): JsonText {
   try {
     value = JSON.parse(text);
   } catch {
-    // What jsonc-parser lets through and JSON.parse does not: white space JSON does not allow (a no-break space).
-    return { ok: false, problem: 'is not JSON (a character outside strings that JSON does not allow)' };
+    // jsonc-parser in strict mode and JSON.parse take the same texts; were they ever to differ, JSON.parse decides.
+    return { ok: false, problem: 'is not JSON' };
   }
   const { root } = tree;
   const nodeAt = (path: JsonPath): Node => {
