@@ -8,7 +8,7 @@ const STRICT = { disallowComments: true, allowTrailingComma: false, allowEmptyCo
 
 type JsonPath = readonly PropertyKey[];
 
-export type JsonText =
+type JsonText =
   | {
       ok: true;
       value: unknown;
