@@ -1,8 +1,8 @@
 // A JSON text read for a refusal that names places, never content: a syntax error by its line and column (JSON.parse's
 // own message quotes the text around it), a key given twice in one object refused (JSON.parse keeps the last one
-// silently), and any place in the document found again by its path. jsonc-parser reads the text with comments and
-// trailing commas refused; JSON.parse still decides what is JSON and builds the value.
-import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+// silently), nesting past what any document needs refused, and any place in the document found again by its path.
+// jsonc-parser reads the text with comments and trailing commas refused; JSON.parse builds the value.
+import { findNodeAtLocation, parseTree, printParseErrorCode, visit, type Node, type ParseError } from 'jsonc-parser';
 
 const STRICT = { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false };
 
@@ -33,49 +33,60 @@ const wordsOf = (error: ParseError['error']) =>
     .replace(/(?!^)([A-Z])/g, ' $1')
     .toLowerCase();
 
-/** The key node of the first key a document's objects give twice, walked without recursion. */
-function repeatedKey(root: Node): Node | undefined {
-  const pending = [root];
-  for (let node = pending.pop(); node; node = pending.pop()) {
-    const children = node.children ?? [];
-    if (node.type === 'object') {
-      const seen = new Set<unknown>();
-      for (const key of children.map((property) => property.children?.[0])) {
-        if (seen.has(key?.value)) return key;
-        seen.add(key?.value);
-      }
-    }
-    for (const child of children) pending.push(child);
-  }
-  return undefined;
+/** Deeper than any document the gateway reads; refused before the tree that places a schema error is built. */
+const MAX_DEPTH = 64;
+
+/** The first problem of a strict JSON text, by its place: a syntax error, a key given twice, nesting too deep. */
+function problemOf(text: string): string | undefined {
+  let problem: string | undefined;
+  const objects: Set<string>[] = [];
+  let depth = 0;
+  const at = (line: number, column: number) => `at line ${line + 1}, column ${column + 1}`;
+  const enter = (_offset: number, _length: number, line: number, column: number) => {
+    if (++depth > MAX_DEPTH) problem ??= `nests deeper than ${MAX_DEPTH} levels (${at(line, column)})`;
+  };
+  const leave = () => void depth--;
+  visit(
+    text,
+    {
+      onArrayBegin: enter,
+      onArrayEnd: leave,
+      onObjectBegin(offset, length, line, column) {
+        enter(offset, length, line, column);
+        objects.push(new Set());
+      },
+      onObjectEnd() {
+        leave();
+        objects.pop();
+      },
+      onObjectProperty(key, _offset, _length, line, column) {
+        const seen = objects.at(-1)!;
+        if (seen.has(key)) problem ??= `gives a key twice in one object (${at(line, column)})`;
+        seen.add(key);
+      },
+      onError(error, _offset, _length, line, column) {
+        problem ??= `is not JSON (${wordsOf(error)} ${at(line, column)})`;
+      },
+    },
+    STRICT,
+  );
+  return problem;
 }
 
-/** The tree of a strict JSON text, or its first problem. */
-function treeOf(text: string): { ok: true; root: Node } | { ok: false; problem: string } {
-  const errors: ParseError[] = [];
-  let root: Node | undefined;
+/** The first problem of a strict JSON text; jsonc-parser descends by recursion, which a deep enough text exhausts. */
+function scanned(text: string): string | undefined {
   try {
-    root = parseTree(text, errors, STRICT);
+    return problemOf(text);
   } catch (err) {
-    // jsonc-parser descends by recursion: an array nested a hundred thousand deep runs out of stack.
-    if (err instanceof RangeError) return { ok: false, problem: 'is not JSON the gateway reads (nested too deep)' };
+    if (err instanceof RangeError) return `nests deeper than ${MAX_DEPTH} levels`;
     throw err;
   }
-  const error = errors[0];
-  if (error !== undefined || root === undefined) {
-    const at = error === undefined ? '' : ` (${wordsOf(error.error)} at ${placeAt(text, error.offset)})`;
-    return { ok: false, problem: `is not JSON${at}` };
-  }
-  const twice = repeatedKey(root);
-  if (twice !== undefined)
-    return { ok: false, problem: `gives a key twice in one object (at ${placeAt(text, twice.offset)})` };
-  return { ok: true, root };
 }
 
 /** Reads `text` as JSON: its value and where things are in it, or the one problem, naming no byte of the text. */
 export function readJsonText(text: string): JsonText {
-  const tree = treeOf(text);
-  if (!tree.ok) return tree;
+  const problem = scanned(text);
+  if (problem !== undefined) return { ok: false, problem };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -83,8 +94,10 @@ export function readJsonText(text: string): JsonText {
     // jsonc-parser in strict mode and JSON.parse take the same texts; were they ever to differ, JSON.parse decides.
     return { ok: false, problem: 'is not JSON' };
   }
-  const { root } = tree;
+  // The tree is built only to place a refusal: it costs several times what JSON.parse does.
+  let tree: Node | undefined;
   const nodeAt = (path: JsonPath): Node => {
+    const root = (tree ??= parseTree(text, [], STRICT)!);
     for (let n = path.length; n > 0; n--) {
       const node = findNodeAtLocation(root, path.slice(0, n) as (string | number)[]);
       if (node !== undefined) return node;

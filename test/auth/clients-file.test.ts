@@ -42,12 +42,15 @@ describe('a clients file that is not JSON', () => {
     expect(problemOf('{"clients": []}\n{}')).toBe('is not JSON (end of file expected at line 2, column 1)');
   });
 
-  it('refuses what only a lenient reader takes, and nesting past what it can walk, without throwing', () => {
+  it('refuses what only a lenient reader takes, and nesting past 64 levels, without throwing', () => {
     expect(problemOf('\u00a0{"clients": []}')).toBe('is not JSON (invalid symbol at line 1, column 1)');
     expect(problemOf('{"clients":\r\r[3f9a7c61]}')).toBe('is not JSON (invalid symbol at line 3, column 3)');
     const deep = '['.repeat(200_000) + ']'.repeat(200_000);
     expect(JSON.parse(deep)).toBeInstanceOf(Array);
-    expect(problemOf(deep)).toBe('is not JSON the gateway reads (nested too deep)');
+    expect(problemOf(deep)).toBe('nests deeper than 64 levels');
+    const nested = (n: number) => `{"clients": ${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+    expect(problemOf(nested(65))).toBe('nests deeper than 64 levels (at line 1, column 76)');
+    expect(problemOf(nested(64))).toBe('clients[0]: must be an object (at line 1, column 14)');
   });
 });
 
