@@ -1,7 +1,8 @@
 // The clients file (GATEWAY_CLIENTS_FILE on Node, the GATEWAY_CLIENTS_JSON binding on Workers): each internal
 // client's id, secret hashes (several during a rotation, each with an optional `not_after`), admin flag, upstream
 // quota and token lifetime. This schema is the one source of config/clients-file.schema.json (a test keeps the two
-// equal); a document that breaks it is named by the path of its first wrong field and its place, never by its content.
+// equal); a document that breaks it is named by the path of its first wrong field and its place, never by its content
+// (but for a client id the schema has passed).
 import * as z from 'zod/mini';
 import { readJsonText } from './json-text.js';
 

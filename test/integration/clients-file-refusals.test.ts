@@ -1,7 +1,8 @@
 // The clients file swapped for what is not one, over real sockets: a symlink to /dev/zero, a FIFO (mkfifo), a
-// directory, a file over GATEWAY_CLIENTS_FILE_MAX_BYTES, a syntax error, a key given twice. Each reload is refused in
-// one log line that quotes no byte of the file and counted, the gateway keeps answering with the last good clients
-// (memory stays small, nothing hangs), and a good file afterwards is applied. At start, each stops the start in one line.
+// directory, a file over GATEWAY_CLIENTS_FILE_MAX_BYTES (/proc's too, whose size says 0), a syntax error, a key given
+// twice. Each reload is refused in one log line that quotes no byte of the file and counted; the gateway keeps
+// answering with the last good clients (memory stays small, nothing hangs), and a good file afterwards is applied.
+// At start, each stops the start in one line.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,13 +12,14 @@ import { sha256Hex } from '../../src/auth/client-registry.js';
 import { ConfigError } from '../../src/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
-import { checkRequirement, commandRequirement } from '../helpers/requires.js';
+import { checkRequirement, commandRequirement, fileRequirement } from '../helpers/requires.js';
 import { captureLogger, stackEnv, UPSTREAM_CLIENTS, type CapturedLog } from '../helpers/stack.js';
 
 const SECRET = 'crm-file-secret-0123';
 const MAX_BYTES = 4096;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hasMkfifo = checkRequirement(commandRequirement('mkfifo', ['--version'], 'mkfifo (GNU coreutils)'));
+const hasProc = checkRequirement(fileRequirement('/proc/self/maps', 'a Linux /proc'));
 
 /** A clients file's text with the one client `crm`, whose hash holds the distinctive hex a refusal must not show. */
 const goodText = async () =>
@@ -133,6 +135,19 @@ describe('the clients file swapped for what is not one', () => {
     );
   });
 
+  it.skipIf(!hasProc)('quotes nothing of /proc/self/environ, a regular file whose size says 0', async () => {
+    const problem = await refusalOf((at) => symlinkSync('/proc/self/environ', at));
+    expect([
+      'GATEWAY_CLIENTS_FILE: is not JSON (invalid symbol at line 1, column 1)',
+      `GATEWAY_CLIENTS_FILE: is larger than GATEWAY_CLIENTS_FILE_MAX_BYTES (${MAX_BYTES} bytes)`,
+    ]).toContain(problem);
+    const line = JSON.stringify(refusals().at(-1));
+    for (const [name, value] of Object.entries(process.env)) {
+      expect(line).not.toContain(`${name}=`);
+      if (value !== undefined && value.length >= 8) expect(line).not.toContain(value);
+    }
+  });
+
   it('applies a good file afterwards', async () => {
     const applied = logs.filter((l) => l.fields.event === 'clients_reloaded').length;
     swapIn(dir, path, (at) => writeFileSync(at, JSON.stringify({ clients: [] })));
@@ -168,6 +183,11 @@ describe('the clients file at start, when it is not one', () => {
       ['big.json', 'is larger than GATEWAY_CLIENTS_FILE_MAX_BYTES (1024 bytes)'],
       ['twice.json', 'gives a key twice in one object (at line 1, column 17)'],
     ];
+    if (hasProc) {
+      // Its metadata says 0 bytes: only the read itself finds it bigger than the bound.
+      symlinkSync('/proc/self/maps', at('maps.json'));
+      cases.push(['maps.json', 'is larger than GATEWAY_CLIENTS_FILE_MAX_BYTES (1024 bytes)']);
+    }
     if (hasMkfifo) {
       execFileSync('mkfifo', [at('fifo.json')]);
       cases.push(['fifo.json', 'is a FIFO, not a regular file']);
