@@ -280,6 +280,11 @@ const SETTINGS = {
   clients: setting('GATEWAY_CLIENTS', clientList),
   /** Path of the clients file (JSON, config/clients-file.schema.json) on Node, read by the runtime; instead of GATEWAY_CLIENTS. */
   clientsFile: setting('GATEWAY_CLIENTS_FILE', optionalText),
+  /**
+   * A bigger clients file is refused (at start, or on reload with the last good clients kept) and not read past this.
+   * Reading one at the bound (well over a thousand clients) holds the event loop 10-20 ms; one of 1 MiB 100-300 ms.
+   */
+  clientsFileMaxBytes: setting('GATEWAY_CLIENTS_FILE_MAX_BYTES', int(1024, 64 * 1024 ** 2, 256 * 1024)),
   adminClients: setting(
     'GATEWAY_ADMIN_CLIENTS',
     z.pipe(

@@ -1,8 +1,10 @@
 // The clients file (GATEWAY_CLIENTS_FILE on Node, the GATEWAY_CLIENTS_JSON binding on Workers): each internal
 // client's id, secret hashes (several during a rotation, each with an optional `not_after`), admin flag, upstream
 // quota and token lifetime. This schema is the one source of config/clients-file.schema.json (a test keeps the two
-// equal); a document that breaks it is named by the path of its first wrong field.
+// equal); a document that breaks it is named by the path of its first wrong field and its place, never by its content
+// (but for a client id the schema has passed).
 import * as z from 'zod/mini';
+import { readJsonText } from './json-text.js';
 
 /** One client as the registry holds it, from the file or from GATEWAY_CLIENTS and its companion variables. */
 export interface ClientEntry {
@@ -45,6 +47,33 @@ function fieldOf(path: readonly PropertyKey[]): string {
   );
 }
 
+const KINDS: Record<string, string> = {
+  object: 'an object',
+  array: 'an array',
+  string: 'a string',
+  boolean: 'true or false',
+  number: 'a number',
+  int: 'a whole number',
+};
+
+/** What is wrong, in words, where the schema gives no message of its own (zod/mini's own is "Invalid input"). */
+function explain(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is missing' : `must be ${KINDS[issue.expected] ?? issue.expected}`;
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must list at least ${String(issue.minimum)}`
+        : `must be at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}`;
+    case 'unrecognized_keys':
+      return 'has a field the clients file does not define (config/clients-file.schema.json)';
+    default:
+      return undefined;
+  }
+}
+
 function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
   return {
     id: c.id,
@@ -67,16 +96,15 @@ export function readClientsFile(
   text: string,
   reserved: readonly string[],
 ): { ok: true; clients: ClientEntry[] } | { ok: false; problem: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, problem: `is not JSON (${err instanceof Error ? err.message : 'unreadable'})` };
-  }
-  const parsed = CLIENTS_FILE_SCHEMA.safeParse(json);
+  const json = readJsonText(text);
+  if (!json.ok) return json;
+  const parsed = CLIENTS_FILE_SCHEMA.safeParse(json.value, { error: explain });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ok: false, problem: `${fieldOf(issue.path) || '(top level)'}: ${issue.message}` };
+    // An unknown field is named by its place alone: its name is the file's content.
+    const place =
+      issue.code === 'unrecognized_keys' ? json.placeOfKey(issue.path, issue.keys[0]!) : json.placeOf(issue.path);
+    return { ok: false, problem: `${fieldOf(issue.path) || '(top level)'}: ${issue.message} (at ${place})` };
   }
   const seen = new Set<string>();
   for (const [i, c] of parsed.data.clients.entries()) {

@@ -110,13 +110,13 @@ describe('clients file', () => {
     };
     expect(problem('{')).toMatch(/^is not JSON/);
     expect(problem({ clients: [{ id: 'crm', secrets: [{ hash: 'sha256:abc' }] }] })).toBe(
-      'clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits>',
+      'clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits> (at line 1, column 44)',
     );
     expect(problem({ clients: [{ id: 'crm', secrets: [] }] })).toBe(
-      'clients[0].secrets: must list at least one secret',
+      'clients[0].secrets: must list at least one secret (at line 1, column 35)',
     );
     expect(problem({ clients: [{ id: 'crm', secrets: [{ hash, not_after: 'tomorrow' }] }] })).toBe(
-      'clients[0].secrets[0].not_after: must be an RFC 3339 date-time',
+      'clients[0].secrets[0].not_after: must be an RFC 3339 date-time (at line 1, column 130)',
     );
     expect(problem({ clients: [{ id: 'crm', secrets: [{ hash }], rate: 5 }] })).toMatch(/^clients\[0\]/);
     expect(

@@ -138,7 +138,7 @@ describe('the clients file, watched', () => {
       expect((await login(g, 'pbx', SECRETS.pbx)).status).toBe(200);
       const refused = logs[i]!.filter((l) => l.fields.event === 'clients_reload_refused');
       expect(refused.at(-1)?.fields.problem).toBe(
-        'GATEWAY_CLIENTS_FILE: clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits>',
+        'GATEWAY_CLIENTS_FILE: clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits> (at line 1, column 44)',
       );
       const metrics = await (await fetch(`${g.url}/metrics`)).text();
       expect(metrics).toMatch(/^callerid_gateway_clients_reloads_total\{result="refused"\} [1-9]/m);
@@ -186,7 +186,7 @@ describe('the clients file at start', () => {
     const wrong = await startWith({ GATEWAY_CLIENTS_FILE: path });
     expect(wrong).toBeInstanceOf(ConfigError);
     expect((wrong as Error).message).toBe(
-      `configuration error: GATEWAY_CLIENTS_FILE: ${path}: clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits>`,
+      `configuration error: GATEWAY_CLIENTS_FILE: ${path}: clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits> (at line 1, column 44)`,
     );
     const both = await startWith({ GATEWAY_CLIENTS_FILE: path, GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` });
     expect(both).toBeInstanceOf(ConfigError);

@@ -220,7 +220,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const { config, demo } = await configOf(env);
   const { clientsFile } = config;
   // Before anything is connected: a wrong file stops the start with one line naming the field.
-  const fileClients = clientsFile === undefined ? undefined : loadClientsFile(clientsFile);
+  const fileClients =
+    clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -238,7 +239,13 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const clientsWatch =
     clientsFile === undefined
       ? undefined
-      : watchClientsFile({ path: clientsFile, registry: services.clients, logger, metrics: metrics.registry });
+      : watchClientsFile({
+          path: clientsFile,
+          maxBytes: config.clientsFileMaxBytes,
+          registry: services.clients,
+          logger,
+          metrics: metrics.registry,
+        });
   const { server, metricsListener } = listenersOf(config, services, app, metrics, options);
   const release = async (httpWithinMs: number) => {
     clientsWatch?.close();

@@ -83,5 +83,13 @@ describe('Worker settings', () => {
     expect(problemsOf({ ...base, GATEWAY_CLIENTS_JSON: json, GATEWAY_CLIENTS: `crm:${'a'.repeat(64)}` })).toEqual([
       'GATEWAY_CLIENTS',
     ]);
+    // The reader of the clients file on Node: a key given twice is refused, a syntax error quotes nothing.
+    const twice = json.replace('"admin":true', '"admin":false,"admin":true');
+    expect(() => readWorkerSettings({ ...base, GATEWAY_CLIENTS_JSON: twice })).toThrow(
+      `configuration error: GATEWAY_CLIENTS_JSON: gives a key twice in one object (at line 1, column ${twice.lastIndexOf('"admin"') + 1})`,
+    );
+    expect(() => readWorkerSettings({ ...base, GATEWAY_CLIENTS_JSON: json.replace('"crm"', 'crm7f3c') })).toThrow(
+      /^configuration error: GATEWAY_CLIENTS_JSON: is not JSON \(invalid symbol at line 1, column 19\)$/,
+    );
   });
 });
