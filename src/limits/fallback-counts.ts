@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { CounterState } from '../shared-state/counter-store.js';
 
-export interface FallbackCounts {
+interface FallbackCounts {
   /**
    * The shared store counted `points` on `key` and answered `state`; returns this process's count before, which the
    * shared count may not hold (takes counted here while the store was down).
@@ -19,7 +19,7 @@ export interface FallbackCounts {
   reward(key: string, points: number): void;
 }
 
-export interface FallbackCountsOptions {
+interface FallbackCountsOptions {
   windowMs: number;
   /** Keys remembered; past it the least recently used is forgotten (and falls back from zero). */
   maxKeys: number;

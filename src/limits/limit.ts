@@ -58,7 +58,7 @@ export interface LimitOptions {
 }
 
 const RETRY_AFTER_MS = 1_000;
-/** Keys each shared limit remembers for its fallback (src/limits/fallback-counts.ts); about 100 bytes each. */
+/** Keys each shared limit remembers for its fallback (src/limits/fallback-counts.ts); about 230 bytes each. */
 const FALLBACK_KEYS = 10_000;
 
 export function createLimit(options: LimitOptions): Limit {
