@@ -1,9 +1,11 @@
 // One rate limit on rate-limiter-flexible: a fixed window of `points` per `durationSeconds` for each key, counted in
 // the runtime's shared limiter store (RateLimiterRedis on Node with Redis, a Durable Object store on Workers) or,
 // for one process, in a RateLimiterMemory. While the shared store cannot answer, the limit's store-error mode
-// decides: `memory` counts in a RateLimiterMemory on this process (the package's insurance limiter), `open` counts
-// nothing, `closed` refuses; the shared store is skipped for a second after a failure (a hung store costs one
-// timeout, not one per request) and used again by itself once it answers.
+// decides: `memory` goes on counting on this process from what the store last answered for the key plus what this
+// process took since (fallback-counts.ts), never from zero, `open` counts nothing, `closed` refuses; the shared store
+// is skipped for a second after a failure (a hung store costs one timeout, not one per request) and used again by
+// itself once it answers. A key's count here also bounds the store's answer: what this process took while the store
+// was down is not forgotten when it answers again.
 import type { RateLimiterAbstract, RateLimiterRes as LimiterRes } from 'rate-limiter-flexible';
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
@@ -12,6 +14,7 @@ import type { CounterState } from '../shared-state/counter-store.js';
 import type { CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
+import { createFallbackCounts } from './fallback-counts.js';
 
 export interface LimitSpec {
   /** Where the keys of this limit live, e.g. `callerid:console-rl:addr`; several deployments can share a store. */
@@ -55,12 +58,18 @@ export interface LimitOptions {
 }
 
 const RETRY_AFTER_MS = 1_000;
+/** Keys each shared limit remembers for its fallback (src/limits/fallback-counts.ts); about 230 bytes each. */
+const FALLBACK_KEYS = 10_000;
 
 export function createLimit(options: LimitOptions): Limit {
   const { spec, mode, clock } = options;
   const limiterOptions = { keyPrefix: spec.keyPrefix, points: spec.points, duration: spec.durationSeconds };
-  const memory: RateLimiterAbstract = new RateLimiterMemory(limiterOptions);
-  const shared = options.shared?.create(spec);
+  const isShared = options.shared !== undefined;
+  const limiter: RateLimiterAbstract = options.shared?.create(spec) ?? new RateLimiterMemory(limiterOptions);
+  const windowMs = spec.durationSeconds * 1000;
+  // `memory` mode: what the shared store last said of each key, and what this process took since.
+  const counts =
+    isShared && mode === 'memory' ? createFallbackCounts({ windowMs, maxKeys: FALLBACK_KEYS, clock }) : undefined;
   let skipUntil = 0;
 
   const stateOf = (res: LimiterRes): CounterState => ({
@@ -68,17 +77,17 @@ export function createLimit(options: LimitOptions): Limit {
     resetAt: clock() + Math.max(0, res.msBeforeNext),
   });
   const decisionOf = (res: LimiterRes, allowed: boolean): LimitDecision => ({ allowed, ...stateOf(res) });
-  const uncounted = (): CounterState => ({ count: 0, resetAt: clock() + spec.durationSeconds * 1000 });
+  const uncounted = (): CounterState => ({ count: 0, resetAt: clock() + windowMs });
 
-  /** Runs `op` on the shared limiter, or on this process's per the store-error mode while the store is down. */
-  async function run<T>(op: (limiter: RateLimiterAbstract) => Promise<T>, notCounted: () => T): Promise<T> {
-    if (shared === undefined) return op(memory);
+  /** Runs `op` on the limiter; while a shared one is down, `here` (`memory` mode), `notCounted` or a refusal. */
+  async function run<T>(op: () => Promise<T>, here: () => T, notCounted: () => T): Promise<T> {
+    if (!isShared) return op();
     let failure: StoreUnavailableError;
     if (clock() < skipUntil) {
       failure = new StoreUnavailableError('counter', 'shared limiter store is down; retrying shortly');
     } else {
       try {
-        const result = await op(shared);
+        const result = await op();
         skipUntil = 0;
         options.health?.up();
         return result;
@@ -93,44 +102,64 @@ export function createLimit(options: LimitOptions): Limit {
     }
     options.onStoreError?.(failure);
     if (mode === 'closed') throw failure;
-    return mode === 'memory' ? op(memory) : notCounted();
+    return mode === 'memory' ? here() : notCounted();
   }
 
   // rate-limiter-flexible rejects a refusal with its RateLimiterRes, a store failure with an Error.
+  const consumed = (key: string, points: number) =>
+    limiter.consume(key, points).then(
+      (res) => decisionOf(res, true),
+      (res: unknown) => {
+        if (res instanceof RateLimiterRes) return decisionOf(res, false);
+        throw res;
+      },
+    );
+
   return {
     spec,
     consume: (key, points = 1) =>
       run(
-        (limiter) =>
-          limiter.consume(key, points).then(
-            (res) => decisionOf(res, true),
-            (res: unknown) => {
-              if (res instanceof RateLimiterRes) return decisionOf(res, false);
-              throw res;
-            },
-          ),
+        async () => {
+          const decision = await consumed(key, points);
+          if (counts === undefined) return decision;
+          // Taken here while the store was down, and perhaps never counted there: the stricter count decides.
+          const here = counts.seen(key, points, decision) + points;
+          return here > spec.points ? { ...decision, allowed: false, count: Math.max(decision.count, here) } : decision;
+        },
+        () => {
+          const state = counts!.add(key, points);
+          return { allowed: state.count <= spec.points, ...state };
+        },
         () => ({ allowed: true, ...uncounted() }),
       ),
     get: (key) =>
       run(
-        async (limiter) => {
+        async () => {
           const res = await limiter.get(key);
           return res === null ? null : stateOf(res);
         },
+        () => counts!.get(key),
         () => null,
       ).catch(() => null),
     async reward(key, points = 1) {
+      counts?.reward(key, points);
       await run(
-        async (limiter) => {
+        async () => {
           const res = await limiter.reward(key, points);
           if (res.consumedPoints <= 0) await limiter.delete(key);
         },
+        () => undefined,
         () => undefined,
       ).catch(() => undefined);
     },
     add: (key, points) =>
       run(
-        async (limiter) => stateOf(await limiter.penalty(key, points)),
+        async () => {
+          const state = stateOf(await limiter.penalty(key, points));
+          counts?.seen(key, points, state);
+          return state;
+        },
+        () => counts!.add(key, points),
         () => uncounted(),
       ),
   };
