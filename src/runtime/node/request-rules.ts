@@ -81,10 +81,15 @@ export const ruledPartsOf = (req: IncomingMessage): NodeParts => ({
 /** Where a refusal is written: the request's response, or the socket of a request Node handed over (or never read). */
 type AnswerWriter = (answer: ProblemAnswer, body: string) => void;
 
+const headersOf = (answer: ProblemAnswer, body: string): Record<string, string> => ({
+  ...answer.headers,
+  'content-length': String(Buffer.byteLength(body)),
+});
+
 const toResponse =
   (res: ServerResponse): AnswerWriter =>
   (answer, body) => {
-    res.writeHead(answer.status, answer.headers);
+    res.writeHead(answer.status, headersOf(answer, body));
     res.end(body);
   };
 
@@ -92,7 +97,7 @@ const toResponse =
 const toSocket =
   (socket: Duplex): AnswerWriter =>
   (answer, body) => {
-    const head = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    const head = Object.entries(headersOf(answer, body)).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.end(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n${head.join('')}\r\n${body}`);
   };
 
@@ -115,9 +120,7 @@ function answerRefusal(refused: Refused, answer: ProblemAnswer, options: NodeRul
     parts,
     refused.localAddress ?? '',
   );
-  const body = endNodeServerSpan(span, answer) ?? answer.body;
-  answer.headers['content-length'] = String(Buffer.byteLength(body));
-  refused.write?.(answer, body);
+  refused.write?.(answer, endNodeServerSpan(span, answer) ?? answer.body);
   options.record({
     requestId: answer.headers['x-request-id']!,
     method: parts.method,
@@ -144,12 +147,7 @@ export function withRequestRules(next: Listener, options: NodeRulesOptions): Lis
     const parts = partsOf(req);
     const refused = requestRefusal(parts, options.rules);
     if (refused === undefined) next(req, res);
-    else
-      answerRefusal(
-        { parts, localAddress: req.socket.localAddress, write: toResponse(res) },
-        answerOf(refused, req),
-        options,
-      );
+    else answerRefusal(refusedRequest(req, toResponse(res)), answerOf(refused, req), options);
   };
 }
 
@@ -224,19 +222,16 @@ export function answerClientErrors(server: Server, options: NodeRulesOptions): v
   server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex & Partial<Socket>) {
     const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;
     const refused = serverRefusal(err.code);
-    const answered = socket.writable && !inFlight?.headersSent && refused.code !== 'client_closed_request';
-    if (answered || inFlight === undefined) {
-      const answer = problemAnswer(refused.code, refused.message, requestIdOf(undefined), { connection: 'close' });
-      if (inFlight === undefined) {
-        const write = answered ? toSocket(socket) : undefined;
-        answerRefusal({ parts: unreadPartsOf(socket), localAddress: socket.localAddress, write }, answer, options);
-      } else {
-        answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
-        toSocket(socket)(answer, answer.body);
-      }
+    const readable = socket.writable && !inFlight?.headersSent && refused.code !== 'client_closed_request';
+    const write = readable ? toSocket(socket) : undefined;
+    const answer = problemAnswer(refused.code, refused.message, requestIdOf(undefined), { connection: 'close' });
+    if (inFlight === undefined) {
+      answerRefusal({ parts: unreadPartsOf(socket), localAddress: socket.localAddress, write }, answer, options);
+    } else {
+      write?.(answer, answer.body);
+      // After the answer: destroying the request destroys its socket too.
+      inFlight.req.destroy(refused);
     }
-    // After the answer: destroying the request destroys its socket too.
-    inFlight?.req.destroy(refused);
     socket.destroy();
   });
 }
