@@ -4,8 +4,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import { sampleOf } from '../helpers/metric-sample.js';
-import { rawRequest } from '../helpers/raw-http.js';
+import { openSocket, parseRawResponse, rawRequest, type OpenSocket } from '../helpers/raw-http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+
+/** Waits (up to 10 s) until `open` has received `count` answers (a status line each). */
+async function answers(open: OpenSocket, count: number): Promise<void> {
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    if ((open.received().match(/HTTP\/1\.1 \d{3} /g) ?? []).length >= count) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`fewer than ${count} answers: ${JSON.stringify(open.received().slice(0, 200))}`);
+}
 
 interface Shape {
   name: string;
@@ -104,6 +113,31 @@ describe.each([
     expect(lines).toHaveLength(1);
     expect(lines[0]!.fields).toMatchObject({ event: 'request', status: shape.status });
     expect(await countOf(shape, shape.status)).toBe(before + 1);
+  });
+
+  it('answers a malformed request after a kept-alive one the same way, and records it', async () => {
+    const open = await openSocket(base);
+    open.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await answers(open, 1);
+    const second = open.received().length;
+    open.socket.write('GET / HTTP/1.1\r\nHost x\r\n\r\n');
+    await open.closed;
+    const res = parseRawResponse(open.received().slice(second))!;
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    const { requestId } = JSON.parse(res.body) as { requestId: string };
+    expect(stack.logs.filter((l) => l.fields.requestId === requestId)).toHaveLength(1);
+  });
+
+  it('records nothing for a kept-alive connection the client resets between requests', async () => {
+    const open = await openSocket(base);
+    open.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await answers(open, 1);
+    const lines = stack.logs.length;
+    open.socket.resetAndDestroy();
+    // Long enough for the reset to reach the server; anything it recorded would be there by then.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(stack.logs.slice(lines)).toEqual([]);
   });
 
   it('still answers a well-formed request', async () => {

@@ -220,13 +220,16 @@ const unreadPartsOf = (socket: Duplex & { remoteAddress?: string }): RequestPart
  */
 export function answerClientErrors(server: Server, options: NodeRulesOptions): void {
   server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex & Partial<Socket>) {
-    const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+    // The answer of the request being read or answered; null between two requests of a kept-alive connection.
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
     const refused = serverRefusal(err.code);
     const readable = socket.writable && !inFlight?.headersSent && refused.code !== 'client_closed_request';
     const write = readable ? toSocket(socket) : undefined;
     const answer = problemAnswer(refused.code, refused.message, requestIdOf(undefined), { connection: 'close' });
     if (inFlight === undefined) {
-      answerRefusal({ parts: unreadPartsOf(socket), localAddress: socket.localAddress, write }, answer, options);
+      // A reset between requests (a client dropping an idle connection) ends no request: nothing to record.
+      if (err.code !== 'ECONNRESET')
+        answerRefusal({ parts: unreadPartsOf(socket), localAddress: socket.localAddress, write }, answer, options);
     } else {
       write?.(answer, answer.body);
       // After the answer: destroying the request destroys its socket too.
