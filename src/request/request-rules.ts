@@ -1,5 +1,6 @@
-// The rules every request meets before any route, on every listener and door: a valid Host, no body where the route
-// takes none, one Authorization field, and no target that starts under /console and leaves it. One function decides;
+// The rules every request meets before any route, on every listener and door: a valid Host (one at all on HTTP/1.1), no
+// body where the route takes none, one Authorization field, no target that starts under /console and leaves it, and a
+// target in a form the gateway serves. One function decides;
 // Node's listeners apply it before the Hono adapter sees the request, the app applies it as its first middleware.
 import { CLIENT_CHALLENGE } from '../auth/client-authenticator.js';
 import { GatewayError } from '../errors.js';
