@@ -12,11 +12,15 @@ export const errorCodes = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
   // The cost guard's refusals (docs/cost-control.md). Listed before the generic code of the same status,
   // which stays the one a bare HTTPException of that status maps to.
   quota_exhausted: { status: 429, title: 'Upstream quota exhausted' },
   too_many_requests: { status: 429, title: 'Too many requests' },
   header_fields_too_large: { status: 431, title: 'Request header fields too large' },
+  // nginx's status for a client that closed its connection before its request was whole: no one reads the answer,
+  // and the request is counted apart from the gateway's own failures (5xx).
+  client_closed_request: { status: 499, title: 'Client closed request' },
   internal: { status: 500, title: 'Internal error' },
   upstream_error: { status: 502, title: 'Upstream error' },
   budget_exhausted: { status: 503, title: 'Upstream budget exhausted' },

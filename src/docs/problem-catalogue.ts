@@ -50,6 +50,10 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     when: 'The request body is larger than `REQUEST_MAX_BODY_BYTES`; it is not read, and the connection is closed.',
     action: 'Send a smaller body: a token request is three short form fields.',
   },
+  expectation_failed: {
+    when: 'The request has an `Expect` field other than `100-continue`, the only expectation HTTP defines; the connection is closed.',
+    action: 'Send the request without `Expect`, or with `Expect: 100-continue` before a large body.',
+  },
   quota_exhausted: {
     when: "The calling client's daily upstream quota (`CLIENT_UPSTREAM_QUOTA_PER_DAY`, `CLIENT_UPSTREAM_QUOTAS`) is spent and the number is not cached. Cached numbers are still answered.",
     action: 'Wait until the quota resets at 00:00 UTC (`Retry-After`), or ask the operator for a larger quota.',
@@ -63,6 +67,11 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
   header_fields_too_large: {
     when: 'The request header fields are larger than 16 KiB in all; the connection is closed.',
     action: 'Send fewer or shorter header fields: a search needs `Authorization` and little else.',
+  },
+  client_closed_request: {
+    when: 'The client closed its connection before its request was whole (a body shorter than its `Content-Length`, cut mid-way). Nothing is sent, as no one reads it; the request is logged and counted with status 499.',
+    action:
+      'Nothing to do for a caller that gave up on purpose; otherwise check what cuts its connections (a proxy timeout, a crash mid-upload).',
   },
   internal: {
     when: 'A bug in the gateway. No internals are shown.',

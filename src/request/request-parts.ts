@@ -11,6 +11,8 @@ export interface RequestParts {
   header(name: string): string | undefined;
   /** The connection's peer address (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
   peerAddress(): string | undefined;
+  /** The HTTP version as sent (`1.1`) where the runtime shows it (Node): HTTP/1.1 requires a Host field. */
+  httpVersion?: string | undefined;
   /** The request id the runtime's app already gave this request; absent, it is derived from `X-Request-Id`. */
   requestId?: string | undefined;
 }

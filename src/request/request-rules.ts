@@ -1,5 +1,6 @@
-// The rules every request meets before any route, on every listener and door: a valid Host, no body where the route
-// takes none, one Authorization field, and no target that starts under /console and leaves it. One function decides;
+// The rules every request meets before any route, on every listener and door: a valid Host (one at all on HTTP/1.1), no
+// body where the route takes none, one Authorization field, no target that starts under /console and leaves it, and a
+// target in a form the gateway serves. One function decides;
 // Node's listeners apply it before the Hono adapter sees the request, the app applies it as its first middleware.
 import { CLIENT_CHALLENGE } from '../auth/client-authenticator.js';
 import { GatewayError } from '../errors.js';
@@ -48,8 +49,17 @@ export function hostIsValid(host: string | undefined): boolean {
   if (match === null) return false;
   const [, literal, name, port] = match;
   if (port !== undefined && Number(port) > 65_535) return false;
-  if (literal !== undefined) return URL.canParse(`http://${literal}/`);
-  return !NUMERIC_LABEL.test(name!) || IPV4.test(name!);
+  if (literal === undefined && NUMERIC_LABEL.test(name!) && !IPV4.test(name!)) return false;
+  return isOwnHostname(literal ?? name!);
+}
+
+/**
+ * Whether a URL parser reads a host as itself (case aside), as Node's Hono adapter requires when it builds the
+ * request's URL: not `[0:0::1]` (read as `[::1]`), nor a name it refuses (`xn--a`, no valid IDNA label).
+ */
+function isOwnHostname(host: string): boolean {
+  if (!URL.canParse(`http://${host}/`)) return false;
+  return new URL(`http://${host}/`).hostname === host.toLowerCase();
 }
 
 /** The scheme and authority of an absolute-form target (`GET http://host/console/../x HTTP/1.1`), RFC 9112 3.2.2. */
@@ -91,6 +101,19 @@ export interface RequestRules {
   lastValidHost?: string | undefined;
 }
 
+/**
+ * Whether a request target has a form the gateway serves (RFC 9112 section 3.2): origin-form (`/path?query`), or
+ * absolute-form with the `http` or `https` scheme (written in lower case, as Node's Hono adapter reads it) that a URL
+ * parser takes. Neither holds a backslash before its query (a URL parser would read it as `/`).
+ */
+function targetIsServed(target: string): boolean {
+  const query = target.indexOf('?');
+  const backslash = target.indexOf('\\');
+  if (backslash !== -1 && (query === -1 || backslash < query)) return false;
+  if (target.startsWith('/')) return true;
+  return (target.startsWith('http://') || target.startsWith('https://')) && URL.canParse(target);
+}
+
 /** The path of a request target, origin-form or absolute-form, without its query. */
 const pathOf = (target: string): string => target.replace(ABSOLUTE_FORM, '').split(/[?#]/, 1)[0]!;
 
@@ -117,6 +140,10 @@ const tooLarge = (detail: string) =>
  */
 export function requestRefusal(parts: RequestParts, rules: RequestRules): GatewayError | undefined {
   const host = parts.header('host');
+  if (host === undefined && parts.httpVersion === '1.1')
+    return new GatewayError('bad_request', 'An HTTP/1.1 request must have a Host header field.', {
+      headers: { connection: 'close' },
+    });
   if (host !== rules.lastValidHost) {
     if (!hostIsValid(host))
       return new GatewayError('bad_request', 'The Host header field is not a valid host.', {
@@ -133,5 +160,7 @@ export function requestRefusal(parts: RequestParts, rules: RequestRules): Gatewa
     });
   if (leavesConsole(parts.target))
     return new GatewayError('not_found', 'The console offers only its page and GET /console/v2/contacts/search.');
+  if (!targetIsServed(parts.target))
+    return new GatewayError('bad_request', 'The request target must be a path, or an http:// or https:// URL.');
   return undefined;
 }

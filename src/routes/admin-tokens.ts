@@ -15,7 +15,13 @@ const CLIENT_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** The body's `client_id` (an `application/json` body), or a 400 saying what the body must be. */
 async function clientIdOf(contentType: string | undefined, body: () => Promise<unknown>): Promise<string> {
-  const parsed = contentTypeIs(contentType, 'application/json') ? await body().catch(() => undefined) : undefined;
+  // A body that is no JSON is refused below; one that did not arrive whole is refused as it failed.
+  const parsed = contentTypeIs(contentType, 'application/json')
+    ? await body().catch((err: unknown) => {
+        if (err instanceof SyntaxError) return undefined;
+        throw err;
+      })
+    : undefined;
   const id = (parsed as { client_id?: unknown } | undefined)?.client_id;
   if (typeof id !== 'string' || !CLIENT_ID.test(id)) {
     throw new GatewayError('bad_request', 'The body must be JSON: {"client_id": "<id>"}.');

@@ -44,6 +44,11 @@ describe('slow clients', () => {
     // The bound (2 s) plus Node's check interval (at most 1 s here) plus scheduling slack; Node's default is 300 s.
     expect(closedAt).toBeLessThan(5000);
     expect(open.received()).toMatch(/^HTTP\/1\.1 408 /);
+    // The app was reading the body: it records the request with the status the client got, once, and no error.
+    await expect
+      .poll(() => stack.logs.filter((l) => l.fields.route === '/token/login').map((l) => l.fields.status))
+      .toEqual([408]);
+    expect(stack.logs.filter((l) => l.fields.event === 'unhandled_error')).toEqual([]);
   });
 
   it('closes a connection whose headers trickle in within the headers timeout', async () => {

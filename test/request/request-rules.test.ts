@@ -35,8 +35,25 @@ describe('the Host field', () => {
     '[zz]',
     'a,b',
     '',
+    '[0:0::1]',
+    'xn--a',
   ])('refuses %j', (host) => expect(hostIsValid(host)).toBe(false));
   it('takes no Host at all (HTTP/1.0)', () => expect(hostIsValid(undefined)).toBe(true));
+  it('refuses an HTTP/1.1 request without Host, and takes an HTTP/1.0 one', () => {
+    expect(codeOf({ ...parts('GET', '/x'), httpVersion: '1.1' })).toBe('bad_request');
+    expect(codeOf({ ...parts('GET', '/x'), httpVersion: '1.0' })).toBeUndefined();
+    expect(codeOf({ ...parts('GET', '/x', { host: 'x' }), httpVersion: '1.1' })).toBeUndefined();
+  });
+});
+
+describe('the form of the target', () => {
+  it.each(['/x', '/x?a=\\b', 'http://h/x', 'https://h:8443/x?y'])('takes %s', (target) =>
+    expect(codeOf(parts('GET', target))).toBeUndefined(),
+  );
+  it.each(['*', 'ftp://h/x', 'HTTP://h/x', 'http://h:99999/x', 'h:443', '/a\\b', 'http://h/a\\b'])(
+    'refuses %s with 400',
+    (target) => expect(codeOf(parts('GET', target))).toBe('bad_request'),
+  );
 });
 
 describe('bodies', () => {

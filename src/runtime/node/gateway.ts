@@ -181,6 +181,7 @@ function listenersOf(
   const metricsListener =
     config.metrics.port > 0
       ? createMetricsServer(metrics, {
+          host: config.metrics.host,
           token: config.metrics.token,
           http: config.http,
           record: services.recordRequest,

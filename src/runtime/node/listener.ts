@@ -1,9 +1,12 @@
 // The HTTP servers of the Node gateway (the API's and the metrics listener), built alike: the header and body
-// timeouts, a connection cap, and the request rules applied before anything reads the request.
+// timeouts, a connection cap, and the request rules applied before anything reads the request; Node's own refusals
+// (a malformed request, an unknown expectation, CONNECT) answered as the rules answer theirs.
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../../config.js';
 import {
   answerClientErrors,
+  answerConnect,
+  answerExpectation,
   answerExpectContinue,
   withRequestRules,
   type Listener,
@@ -23,11 +26,15 @@ export function createListener(next: Listener, options: ListenerOptions): Server
       headersTimeout: options.http.headersTimeoutSeconds * 1000,
       requestTimeout: options.http.requestTimeoutSeconds * 1000,
       connectionsCheckingInterval: 1000,
+      // The request rules refuse an HTTP/1.1 request without Host, as every refusal: Node's own would be a bare 400.
+      requireHostHeader: false,
     },
     withRequestRules(next, options),
   );
   answerExpectContinue(server, next, options);
-  answerClientErrors(server, options.record, options.tracing);
+  answerExpectation(server, options);
+  answerConnect(server, options);
+  answerClientErrors(server, options);
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = options.maxConnections;
   return server;

@@ -30,6 +30,8 @@ export function createNodeMetrics(): GatewayMetrics {
 const METRICS_MAX_CONNECTIONS = 64;
 
 interface MetricsServerOptions extends Pick<ListenerOptions, 'http' | 'record' | 'tracing'> {
+  /** METRICS_HOST: the host of a request without Host (HTTP/1.0). */
+  host: string;
   /** METRICS_TOKEN: the bearer token a scrape must show, when set. */
   token: string | undefined;
   /** The trusted client address of a scrape, for its span (TRUST_PROXY_HOPS, as on the API). */
@@ -45,7 +47,7 @@ export function createMetricsServer(metrics: GatewayMetrics, options: MetricsSer
     tracer: options.tracing.tracer,
     addressOf: options.addressOf,
   });
-  return createListener(getRequestListener(app.fetch), {
+  return createListener(getRequestListener(app.fetch, { hostname: options.host }), {
     rules: { takesBody: () => false, boundOf: () => 0 },
     record: options.record,
     tracing: options.tracing,
