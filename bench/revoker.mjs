@@ -54,16 +54,24 @@ for (let i = 0; i < TOTAL; i++) {
   list.add({ kind: 'token', jti: randomUUID(), clientId, issuedAt: now + i, until: now + 90_000_000 });
 }
 const bytesPerListEntry = (heapAfterGc() - heapBefore) / list.size;
-log(`list: ${list.size} entries, ${bytesPerListEntry.toFixed(0)} bytes of heap each${globalThis.gc ? '' : ' (no --expose-gc: rough)'}`);
+log(
+  `list: ${list.size} entries, ${bytesPerListEntry.toFixed(0)} bytes of heap each${globalThis.gc ? '' : ' (no --expose-gc: rough)'}`,
+);
 
 // --- set-up ---------------------------------------------------------------------------------------------------------
 const redisPort = await freePort();
-const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-  stdio: 'ignore',
-});
+const redisServer = spawn(
+  'redis-server',
+  ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  {
+    stdio: 'ignore',
+  },
+);
 children.push(redisServer);
 const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 50 });
+// Refused until redis-server listens; ioredis tries again.
+redis.on('error', () => {});
 await redis.ping();
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))[1]);
 
@@ -110,7 +118,8 @@ const until = performance.now() + SECONDS * 1000;
 const t0 = performance.now();
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async (_, worker) => {
-    for (let i = worker; performance.now() < until; i += CONCURRENCY) await loginAndRevoke(revokers[i % REVOKER_CLIENTS]);
+    for (let i = worker; performance.now() < until; i += CONCURRENCY)
+      await loginAndRevoke(revokers[i % REVOKER_CLIENTS]);
   }),
 );
 const elapsed = (performance.now() - t0) / 1000;
@@ -133,14 +142,26 @@ console.log();
 console.log(
   table([
     ['figure', 'value'],
-    ['revocations (200) / failed', `${revoked} / ${failed} in ${elapsed.toFixed(0)} s (${(revoked / elapsed).toFixed(0)}/s)`],
+    [
+      'revocations (200) / failed',
+      `${revoked} / ${failed} in ${elapsed.toFixed(0)} s (${(revoked / elapsed).toFixed(0)}/s)`,
+    ],
     ['entries in Redis (tokens + cuts)', String(entries)],
     ["B's list entries", String(loaded.revocations)],
-    ["B's event-loop delay p50 / p99 / max (ms)", `${delay.p50.toFixed(2)} / ${delay.p99.toFixed(2)} / ${delay.max.toFixed(2)}`],
+    [
+      "B's event-loop delay p50 / p99 / max (ms)",
+      `${delay.p50.toFixed(2)} / ${delay.p99.toFixed(2)} / ${delay.max.toFixed(2)}`,
+    ],
     ['target p99', `< ${TARGET_P99_MS} ms (${delay.p99 < TARGET_P99_MS ? 'met' : 'not met'})`],
-    ["B's heap idle / after (MB)", `${mb(idle.heapUsed)} / ${mb(loaded.heapUsed)} (+${mb(loaded.heapUsed - idle.heapUsed)})`],
+    [
+      "B's heap idle / after (MB)",
+      `${mb(idle.heapUsed)} / ${mb(loaded.heapUsed)} (+${mb(loaded.heapUsed - idle.heapUsed)})`,
+    ],
     ['list: bytes of heap per entry (in process)', bytesPerListEntry.toFixed(0)],
-    [`documented bound: ${TOTAL} entries`, `${boundMb.toFixed(1)} MB (${loaded.heapUsed - idle.heapUsed <= boundMb * 1024 ** 2 ? 'within' : 'beyond'})`],
+    [
+      `documented bound: ${TOTAL} entries`,
+      `${boundMb.toFixed(1)} MB (${loaded.heapUsed - idle.heapUsed <= boundMb * 1024 ** 2 ? 'within' : 'beyond'})`,
+    ],
     ['Redis: bytes per entry', entries > 0 ? ((redisAfter - redisBefore) / entries).toFixed(0) : 'n/a'],
     ['a replica started now: ready in (ms), list entries', `${startMs.toFixed(0)}, ${late.revocations}`],
   ]),
