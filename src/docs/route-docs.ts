@@ -219,7 +219,7 @@ export const routeDocs = {
     summary: 'Revoke a gateway token (RFC 7009)',
     description:
       'Client authentication as at `POST /oauth2/token`. A client revokes the tokens issued to it; an admin client (GATEWAY_ADMIN_CLIENTS) any. ' +
-      'Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, expired, or (for a client that is not an admin) another client\'s, is answered 200 alike and not revoked (section 2.2).',
+      "Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, expired, or (for a client that is not an admin) another client's, is answered 200 alike and not revoked (section 2.2).",
     operationId: 'oauthRevoke',
     security: [{}, { clientBasic: [] }],
     requestBody: {
@@ -229,8 +229,7 @@ export const routeDocs = {
     responses: {
       200: { description: 'Revoked, or nothing to revoke; no body.', headers: NO_STORE_HEADERS },
       400: {
-        description:
-          '`invalid_request` (no `token`, not form-encoded), `invalid_client` for wrong form credentials.',
+        description: '`invalid_request` (no `token`, not form-encoded), `invalid_client` for wrong form credentials.',
         headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },

@@ -156,8 +156,7 @@ async function readSince(state: ReplicaState): Promise<void> {
   const { client, clock } = state.options;
   for (;;) {
     const reply = (await client.eval(SINCE, 2, state.keys.data, state.keys.order, state.seq, PAGE)) as (
-      | number
-      | string
+      number | string
     )[];
     const current = Number(reply[0]);
     // Redis lost the denylist (a restart without persistence): read it all again from the start.
@@ -257,7 +256,12 @@ function createRedisRevocations(options: RedisRevocationsOptions): RedisRevocati
   const tag = `{${options.keyPrefix}:revoked}`;
   const state: ReplicaState = {
     options,
-    keys: { data: `${tag}:data`, order: `${tag}:order`, ends: `${tag}:ends`, channel: `${options.keyPrefix}:revocations` },
+    keys: {
+      data: `${tag}:data`,
+      order: `${tag}:order`,
+      ends: `${tag}:ends`,
+      channel: `${options.keyPrefix}:revocations`,
+    },
     list: new RevocationList(options.bounds, false),
     seq: 0,
     subscribed: false,
