@@ -118,6 +118,27 @@ describe.skipIf(!hasRedisServer)('revocations bounded by count, and revoke-clien
     expect(await searchStatus(b.gateway.url, pbxBefore)).toBe(401);
   });
 
+  it('catches up by revision: the periodic read asks only for what came after the revision each replica holds', async () => {
+    const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await client.connect();
+    const monitor = await client.monitor();
+    const asked: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'eval' && args[1]?.includes("HGET', KEYS[1], '#seq'")) asked.push(args[5]!);
+    });
+    try {
+      const latest = Number(await client.hget(denylistKeys(PREFIX).data, '#seq'));
+      expect(latest).toBeGreaterThan(60);
+      // Each replica reads every 5 s: two of them in 6 s.
+      await sleep(6000);
+      expect(asked.length).toBeGreaterThanOrEqual(2);
+      expect(asked.map(Number).every((seq) => seq === latest)).toBe(true);
+    } finally {
+      monitor.disconnect();
+      client.disconnect();
+    }
+  });
+
   it('revokes every token issued up to and including its instant while 150 logins race it; later logins work', async () => {
     const admin = await a.login('ops');
     const login = async () => ({ token: await loginAt(a.gateway.url, 'pbx', CLIENTS.pbx), doneAt: performance.now() });
@@ -206,6 +227,29 @@ describe.skipIf(!hasRedisServer)('a replica started while Redis is down', () => 
       expect(deployment.replicas[0]!.logs.some((l) => l.fields.event === 'revocations_shared')).toBe(true);
     } finally {
       await late?.close({ timeoutMs: 1000 });
+      await deployment.close();
+      await redis.stop();
+    }
+  });
+
+  it('keeps no more revocations queued than its bounds while Redis is away, and shares them all when it returns', async () => {
+    let redis = await startOwnRedis(undefined, options);
+    const env = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `${PREFIX}-queue`, REVOCATIONS_PER_CLIENT_MAX: '5' };
+    const deployment = await startReplicas(2, { env });
+    try {
+      const [a, b] = deployment.replicas as [Replica, Replica];
+      const tokens = [];
+      for (let i = 0; i < 30; i++) tokens.push(await a.login('pbx'));
+      await redis.stop();
+      for (const token of tokens) expect((await revokeAt(a.gateway.url, token, 'pbx')).status).toBe(503);
+      const queued = a.logs.filter((l) => l.fields.event === 'revocation_not_shared').map((l) => l.fields.pending);
+      expect(queued).toHaveLength(30);
+      // Five single tokens of pbx at most, and its cut.
+      expect(Math.max(...queued.map(Number))).toBeLessThanOrEqual(6);
+      redis = await startOwnRedis(redis.port, options);
+      for (const token of tokens) expect(await statusWithin(b.gateway.url, token, 401, 15_000)).toBe(401);
+      expect(await searchStatus(b.gateway.url, await b.login('pbx'))).toBe(200);
+    } finally {
       await deployment.close();
       await redis.stop();
     }
