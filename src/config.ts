@@ -276,6 +276,11 @@ const SETTINGS = {
     previousSecrets: setting('GATEWAY_TOKEN_PREVIOUS_SECRETS', z.pipe(idList, z.array(secretKey))),
     ttlSeconds: setting('GATEWAY_TOKEN_TTL_SECONDS', int(60, 31_536_000, 90_000)),
   },
+  /** How many single-token revocations the list holds (docs/security.md): per client, and in total. */
+  revocations: {
+    perClient: setting('REVOCATIONS_PER_CLIENT_MAX', int(1, 5000, 1000)),
+    total: setting('REVOCATIONS_MAX', int(1, 1_000_000, 20_000)),
+  },
   /** Client id to lowercase hex SHA-256 of its secret. */
   clients: setting('GATEWAY_CLIENTS', clientList),
   /** Path of the clients file (JSON, config/clients-file.schema.json) on Node, read by the runtime; instead of GATEWAY_CLIENTS. */

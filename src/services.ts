@@ -137,7 +137,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     syncHmac: runtime.syncHmac,
     memoSize: 10_000,
   });
-  const revocations = runtime.revocations ?? processRevocations(clock);
+  const revocations = runtime.revocations ?? processRevocations(clock, config.revocations);
   const gatewayTokens = await createGatewayTokens({
     jwt: hs256Jwt,
     isRegistered: clients.has,

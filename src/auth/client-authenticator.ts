@@ -32,6 +32,11 @@ export const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): Clie
 
 /** The client of a Bearer header; the verification itself is cached by `tokens`. */
 export async function verifyBearer(tokens: GatewayTokens, header: string): Promise<ClientAuthResult> {
+  // Held back, not refused: the token may be good, and the client is to retry rather than log in again.
+  if (!tokens.canCheck()) {
+    const detail = 'Tokens cannot be checked against the revocations yet: the shared store has not answered. Retry.';
+    return { refused: new GatewayError('unavailable', detail, { headers: { 'retry-after': '1' } }) };
+  }
   const token = bearerToken(header);
   const verified = token === undefined ? null : await tokens.verify(token);
   if (verified) return { clientId: verified.clientId };

@@ -64,6 +64,8 @@ export interface GatewayTokens {
   inspect(token: string): Promise<VerifiedToken | null>;
   /** Whether a verified token is still accepted: its client registered and the token not revoked. */
   accepts(token: VerifiedToken): boolean;
+  /** False while the revocations have not been read from the shared store once: no token can be checked yet. */
+  canCheck(): boolean;
 }
 
 /** An HS256 signing key as a JSON Web Key (RFC 7517): the secret in `k`, and the key id tokens name it by. */
@@ -156,7 +158,11 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
 
   /** Registered and not revoked: checked on every use, so no memo outlives a revocation or a removal. */
   function accepts(token: VerifiedToken): boolean {
-    return isRegistered(token.clientId) && !(revocations?.isRevoked(token) ?? false);
+    return isRegistered(token.clientId) && canCheck() && !(revocations?.isRevoked(token) ?? false);
+  }
+
+  function canCheck(): boolean {
+    return revocations?.loaded ?? true;
   }
 
   async function inspect(token: string): Promise<VerifiedToken | null> {
@@ -225,6 +231,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
 
     inspect,
     accepts,
+    canCheck,
 
     async verify(token) {
       const result = await inspect(token);

@@ -1,5 +1,5 @@
 // Revoking gateway tokens: one token at POST /oauth2/revoke (RFC 7009; a client its own, an admin client any), or
-// every token issued to a client before now (POST /admin/tokens/revoke-client). Both go through the deployment's
+// every token issued to a client up to now (POST /admin/tokens/revoke-client). Both go through the deployment's
 // revocations (auth/revocations.ts), so every replica refuses the token; the routes only word the answers.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
@@ -37,10 +37,14 @@ export async function revokeToken(services: RevocationServices, request: OAuthRe
   if (!token) throw form.refuse('invalid_request', 'The field "token" is required.');
   const claims = await services.gatewayTokens.inspect(token);
   if (claims === null) return { shared: true };
+  // Another client's token is answered as one that is not ours (section 2.2: no oracle), and stays valid.
   if (claims.clientId !== clientId && !services.isAdmin(clientId)) {
-    throw form.refuse('unauthorized_client', 'This client may revoke only the tokens issued to it.');
+    services.logger.info({ event: 'token_revoke_ignored', clientId }, "another client's token is not revoked");
+    return { shared: true };
   }
-  const shared = await services.revocations.revoke({ kind: 'token', jti: claims.jti, until: claims.expiresAt });
+  const { jti, issuedAt, expiresAt } = claims;
+  const revocation = { kind: 'token', jti, clientId: claims.clientId, issuedAt, until: expiresAt } as const;
+  const shared = await services.revocations.revoke(revocation);
   services.logger.info(
     { event: 'token_revoked', clientId, owner: claims.clientId, jti: claims.jti, shared },
     'gateway token revoked',
@@ -49,8 +53,9 @@ export async function revokeToken(services: RevocationServices, request: OAuthRe
 }
 
 /**
- * Revokes every token issued to `clientId` up to now: kept as long as a token issued just before could live
- * (`maxTtlSeconds`, the longest lifetime any client's tokens have).
+ * Revokes every token issued to `clientId` up to and including now: kept as long as a token issued just before could
+ * live (`maxTtlSeconds`, the longest lifetime any client's tokens have). Answers only once the clock has passed the
+ * cut, so a token issued after the answer is never in it.
  */
 export async function revokeClientTokens(
   services: Pick<RevocationServices, 'revocations' | 'logger'> & { clock: Clock },
@@ -65,6 +70,7 @@ export async function revokeClientTokens(
     before,
     until: before + maxTtlSeconds * 1000,
   });
+  if (services.clock() <= before) await new Promise((resolve) => setTimeout(resolve, 1));
   services.logger.info(
     { event: 'client_tokens_revoked', clientId: by, owner: clientId, before: new Date(before).toISOString(), shared },
     'every token issued to the client so far revoked',

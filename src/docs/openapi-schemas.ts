@@ -208,7 +208,7 @@ export function componentSchemas(): Record<string, Schema> {
             'temporarily_unavailable',
           ],
           description:
-            "`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*), or a revocation the shared store did not take. `unauthorized_client`: a revocation of another client's token.",
+            '`temporarily_unavailable`: too many failed logins (LOGIN_FAILURES_*), or a revocation the shared store did not take. `unauthorized_client`: an introspection by a client that is not an admin.',
         },
         error_description: { type: 'string' },
       },

@@ -34,7 +34,7 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     action: 'Open the console on a tablet or a computer; apps use the API with a token instead.',
   },
   not_found: {
-    when: 'No such resource: an unknown path, anything under `/console` the console does not serve, or `/docs` while `DOCS_ENABLED=false`.',
+    when: 'No such resource: an unknown path, anything under `/console` the console does not serve, `/docs` while `DOCS_ENABLED=false`, or a `client_id` no client is registered under (`POST /admin/tokens/revoke-client`).',
     action: 'Check the path against the API reference at `/docs` or `/openapi.json`.',
   },
   method_not_allowed: {
@@ -107,7 +107,7 @@ export const PROBLEM_CATALOGUE: Record<ErrorCode, ProblemEntry> = {
     headers: '`Retry-After` (during back-off)',
   },
   unavailable: {
-    when: 'The gateway cannot serve this now: not ready (`/readyz`), a shared store configured to fail closed does not answer, or a purge reached only this replica.',
+    when: 'The gateway cannot serve this now: not ready (`/readyz`), a shared store configured to fail closed does not answer, a purge or a revocation reached only this replica, or a gateway token cannot be checked yet because this replica has not read the revocations from the shared store since it started.',
     action: 'Retry after `Retry-After`.',
     headers: '`Retry-After`',
   },

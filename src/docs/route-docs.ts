@@ -219,7 +219,7 @@ export const routeDocs = {
     summary: 'Revoke a gateway token (RFC 7009)',
     description:
       'Client authentication as at `POST /oauth2/token`. A client revokes the tokens issued to it; an admin client (GATEWAY_ADMIN_CLIENTS) any. ' +
-      'Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, or expired, is answered 200 alike (section 2.2).',
+      "Every replica refuses the token within a second (Redis, the Durable Object). A token that is not one of ours, expired, or (for a client that is not an admin) another client's, is answered 200 alike and not revoked (section 2.2).",
     operationId: 'oauthRevoke',
     security: [{}, { clientBasic: [] }],
     requestBody: {
@@ -229,15 +229,14 @@ export const routeDocs = {
     responses: {
       200: { description: 'Revoked, or nothing to revoke; no body.', headers: NO_STORE_HEADERS },
       400: {
-        description:
-          "`invalid_request` (no `token`, not form-encoded), `unauthorized_client` (another client's token), `invalid_client` for wrong form credentials.",
+        description: '`invalid_request` (no `token`, not form-encoded), `invalid_client` for wrong form credentials.',
         headers: NO_STORE_HEADERS,
         content: json(ref('OAuthError')),
       },
       ...OAUTH_CLIENT_REFUSALS,
       503: {
         description:
-          '`temporarily_unavailable`: revoked on this replica only, the shared store did not answer; retry (section 2.2.1).',
+          '`temporarily_unavailable`: revoked on this replica, which pushes the revocation to the shared store until it answers; retry (section 2.2.1).',
         headers: { ...NO_STORE_HEADERS, 'Retry-After': header('`1`.') },
         content: json(ref('OAuthError')),
       },
@@ -422,13 +421,13 @@ export const routeDocs = {
     tags: ['Admin'],
     summary: 'Revoke every token issued to a client so far',
     description:
-      'For clients in GATEWAY_ADMIN_CLIENTS. Every replica refuses the tokens within a second; the client logs in again for a new one.',
+      'For clients in GATEWAY_ADMIN_CLIENTS. Every token issued to the client up to and including `revoked_before` (to the millisecond) is refused by every replica within a second; the answer comes after that instant, and the client logs in again for a new token. An id that is not registered: 404.',
     operationId: 'revokeClient',
     security: GATEWAY_TOKEN,
     requestBody: { required: true, content: json(ref('RevokeClientRequest')) },
     responses: {
       200: { description: 'Revoked.', content: json(ref('RevokeClient')) },
-      ...problemResponses('bad_request', 'unauthorized', 'forbidden', 'payload_too_large', 'unavailable'),
+      ...problemResponses('bad_request', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'unavailable'),
     },
   }),
 

@@ -40,12 +40,13 @@ export function adminTokenRoutes(
 
   app.post('/admin/tokens/revoke-client', routeDocs.revokeClient, ...guard, async (c) => {
     const clientId = await clientIdOf(c.req.header('content-type'), () => c.req.json());
+    if (!services.clients.has(clientId)) throw new GatewayError('not_found', 'No registered client has this id.');
     const maxTtl = services.clients.maxTokenTtlSeconds(services.config.gatewayTokens.ttlSeconds);
     const { before, shared } = await revokeClientTokens(services, c.get('clientId'), clientId, maxTtl);
     if (!shared) {
       throw new GatewayError(
         'unavailable',
-        'Revoked on this replica only: the shared store did not answer, so other replicas may still accept the tokens. Retry.',
+        'Revoked on this replica, which pushes the revocation to the shared store until it answers; until then other replicas may still accept the tokens. Retry.',
         { headers: { 'retry-after': '1' } },
       );
     }

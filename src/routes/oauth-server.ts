@@ -126,7 +126,8 @@ export function oauthServerRoutes(
       // RFC 7009 section 2.2.1: 503 with Retry-After when the revocation could not be completed for the deployment.
       if (!shared) {
         const error = 'temporarily_unavailable';
-        const description = 'Revoked on this replica only: the shared store did not answer. Retry the revocation.';
+        const description =
+          'Revoked on this replica, which pushes the revocation to the shared store until it answers. Retry the revocation.';
         return c.json({ error, error_description: description }, 503, { ...NO_STORE, 'retry-after': '1' });
       }
       return c.body(null, 200, NO_STORE);

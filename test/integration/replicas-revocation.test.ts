@@ -100,17 +100,21 @@ describe.skipIf(!hasRedisServer)('revocation across replicas sharing Redis', () 
     expect(await searchStatus(b.gateway.url, await a.login('pbx'))).toBe(200);
   });
 
-  it('keeps the denylist in one key that expires with the longest-lived token it names', async () => {
+  it('keeps the denylist in three keys of one hash slot that expire with the longest-lived token they name', async () => {
     const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await client.connect();
     try {
-      const ttlMs = await client.pttl(`${PREFIX}:revoked`);
-      expect(ttlMs).toBeGreaterThan(0);
-      // GATEWAY_TOKEN_TTL_SECONDS is 90000: no entry is kept longer than a token lives.
-      expect(ttlMs).toBeLessThanOrEqual(90_000_000);
-      const members = await client.zrange(`${PREFIX}:revoked`, 0, -1);
-      expect(members.length).toBeGreaterThan(100);
-      expect(members.join('\n')).not.toContain(CLIENTS.crm);
+      const keys = ['data', 'order', 'ends'].map((k) => `{${PREFIX}:revoked}:${k}`);
+      for (const key of keys) {
+        const ttlMs = await client.pttl(key);
+        expect(ttlMs).toBeGreaterThan(0);
+        // GATEWAY_TOKEN_TTL_SECONDS is 90000: no entry is kept longer than a token lives.
+        expect(ttlMs).toBeLessThanOrEqual(90_000_000);
+      }
+      const entries = await client.hgetall(keys[0]!);
+      expect(Object.keys(entries).length).toBeGreaterThan(100);
+      expect(await client.zcard(keys[1]!)).toBe(Object.keys(entries).length - 1);
+      expect(JSON.stringify(entries)).not.toContain(CLIENTS.crm);
     } finally {
       client.disconnect();
     }

@@ -61,11 +61,13 @@ describe('token revocation and introspection in one process', () => {
     expect(JSON.stringify(stack.logs)).not.toContain(token);
   });
 
-  it("refuses a client another client's token (unauthorized_client) and lets an admin client revoke it", async () => {
+  it("answers another client's live token as junk (200, RFC 7009 section 2.2), leaves it valid, and lets an admin revoke it", async () => {
     const token = await stack.login('crm');
-    const refused = await revoke(token, basicAuth('pbx', CLIENTS.pbx));
-    expect(refused.status).toBe(400);
-    expect(await refused.json()).toMatchObject({ error: 'unauthorized_client' });
+    const ignored = await revoke(token, basicAuth('pbx', CLIENTS.pbx));
+    const junk = await revoke('not-a-token', basicAuth('pbx', CLIENTS.pbx));
+    expect([ignored.status, junk.status]).toEqual([200, 200]);
+    expect([await ignored.text(), await junk.text()]).toEqual(['', '']);
+    expect(ignored.headers.get('cache-control')).toBe(junk.headers.get('cache-control'));
     expect(await searchStatus(token)).toBe(200);
     const byAdmin = await revoke(token, basicAuth('ops', CLIENTS.ops));
     expect(byAdmin.status).toBe(200);
@@ -101,6 +103,10 @@ describe('token revocation and introspection in one process', () => {
       });
     expect((await call(first, { client_id: 'pbx' })).status).toBe(403);
     expect((await call(admin, { client: 'pbx' })).status).toBe(400);
+    const unknown = await call(admin, { client_id: 'no-such-client' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await unknown.json()).toMatchObject({ status: 404, requestId: expect.any(String) });
     const res = await call(admin, { client_id: 'pbx' });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ client_id: 'pbx', reach: 'process' });

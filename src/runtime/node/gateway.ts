@@ -105,7 +105,13 @@ async function startRedisParts(config: Config, logger: Logger, clock: Clock): Pr
       : undefined;
   await lookupTier?.ready(2000);
   // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
-  const revocations = await startRedisRevocations(redis, { keyPrefix, clock, logger, readyMs: 2000 });
+  const revocations = await startRedisRevocations(redis, {
+    keyPrefix,
+    clock,
+    logger,
+    bounds: config.revocations,
+    readyMs: 2000,
+  });
   const upstream = config.upstream;
   return {
     // Limits, quotas and the budget hold for every replica sharing this Redis.

@@ -17,6 +17,7 @@ export interface DurableObjectStorage {
   put(key: string, value: unknown): Promise<void>;
   delete(key: string): Promise<boolean>;
   deleteAll(): Promise<void>;
+  list<T>(options: { prefix?: string; start?: string; end?: string; limit?: number }): Promise<Map<string, T>>;
   getAlarm(): Promise<number | null>;
   setAlarm(scheduledTime: number): Promise<void>;
   deleteAlarm(): Promise<void>;
@@ -80,18 +81,19 @@ export interface CounterObjectRpc {
   get(trace?: TraceCarrier): Promise<CounterState | null>;
 }
 
-/** The deployment's revocations as the object holds them: every entry still needed, under a version. */
-export interface RevocationSnapshot {
-  /** Goes up with every revocation the object takes. */
-  version: number;
-  entries: Revocation[];
+/** What the revocation object took after a revision: each entry with the revision that wrote it, oldest first. */
+export interface RevocationChanges {
+  /** The object's latest revision; lower than the one asked about when the object lost its storage. */
+  latest: number;
+  changes: { seq: number; revocation: Revocation }[];
 }
 
-/** The revocation object's (revocations.ts): a revocation, and what changed since the version they hold. */
+/** The revocation object's (revocations.ts): a revocation, and what it took after the revision an isolate holds. */
 export interface RevocationObjectRpc {
-  revoke(revocation: Revocation, trace?: TraceCarrier): Promise<number>;
-  /** The whole snapshot when it is newer than `version`, else null. */
-  since(version: number, trace?: TraceCarrier): Promise<RevocationSnapshot | null>;
+  /** `replaced`: the `jti`s of the token entries a client's cut now covers, which the object no longer keeps. */
+  revoke(revocation: Revocation, replaced: string[], trace?: TraceCarrier): Promise<number>;
+  /** At most a page of entries written after `version`. */
+  since(version: number, trace?: TraceCarrier): Promise<RevocationChanges>;
 }
 
 /**

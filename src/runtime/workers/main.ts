@@ -100,7 +100,7 @@ export async function createWorkerGateway(
   const counters = settings.counterObjects
     ? createWorkerCounterStore({ namespace: settings.counterObjects, timeoutMs, trace })
     : undefined;
-  const revocations = workerRevocationsOf(settings, logger, trace);
+  const revocations = workerRevocationsOf(settings, config.revocations, logger, trace);
   const services = await createServices(
     { ...config, metrics: { ...config.metrics, token: metricsToken } },
     {
