@@ -49,7 +49,14 @@ export function createApp(services: Services): Hono<AppEnv> {
   // Before any route reads a body: an oversized one is refused, never buffered.
   app.use(requestBodyLimit(bodyBoundOf(services.config)));
 
-  app.route('/', healthRoutes({ upstreamTokens: services.upstreamTokens, clock: services.clock }));
+  app.route(
+    '/',
+    healthRoutes({
+      upstreamTokens: services.upstreamTokens,
+      clock: services.clock,
+      revocationsLoaded: () => services.revocations.list.loaded,
+    }),
+  );
   // Beside the API only behind METRICS_TOKEN, or when METRICS_PORT=0 chose no listener of its own (Node): its
   // labels name every client id. Otherwise /metrics is on METRICS_PORT alone.
   if (services.metrics && (services.config.metrics.port === 0 || services.config.metrics.token !== undefined)) {

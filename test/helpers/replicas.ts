@@ -13,6 +13,8 @@ export interface Replica {
   /** A fresh gateway token for one of {@link CLIENTS}, issued by this replica. */
   login(client?: ClientName): Promise<string>;
   search(what: string, token: string): Promise<Response>;
+  /** The same search with HTTP Basic client credentials (no gateway token), as PBXs send them. */
+  searchBasic(what: string, client?: ClientName): Promise<Response>;
   /** DELETE /admin/cache (every number) or /admin/cache/{number} with an admin token; its status. */
   purge(token: string, number?: string): Promise<number>;
 }
@@ -48,6 +50,10 @@ export async function startReplicas(
         search: (what, token) =>
           fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, {
             headers: { authorization: `Bearer ${token}` },
+          }),
+        searchBasic: (what, client = 'crm') =>
+          fetch(`${gateway.url}/v2/contacts/search?what=${encodeURIComponent(what)}`, {
+            headers: { authorization: `Basic ${btoa(`${client}:${CLIENTS[client]}`)}` },
           }),
         async purge(token, number) {
           const path = number === undefined ? '/admin/cache' : `/admin/cache/${encodeURIComponent(number)}`;

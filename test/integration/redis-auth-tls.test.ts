@@ -1,6 +1,7 @@
 // Two gateways on a Redis that wants what managed Redis wants: an ACL user with a password, or TLS only (a
 // redis-server of the test's own, its certificate made by openssl for the test). Sharing works through either,
-// and a wrong password costs no answer and shows in no log line.
+// and a wrong password shows in no log line: each gateway answers what needs no gateway token on its own and holds
+// gateway tokens back (it cannot check them against the deployment's revocations).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,19 +20,33 @@ const ACL_PASSWORD = 'acl-password-for-the-test-4f1c';
 const ACL_ARGS = ['--user', 'default', 'off', '--user', ACL_USER, 'on', `>${ACL_PASSWORD}`, '~*', '&*', '+@all'];
 const NUMBERS = ['020 7946 0001', '020 7946 0002', '020 7946 0003', '0161 496 0001', '020 7946 0999'];
 
-/** Every number asked on both gateways at once; the statuses. */
-async function askBoth(deployment: Replicas): Promise<number[]> {
+/** Every number asked on both gateways at once, with a gateway token or (`basic`) with HTTP Basic; the statuses. */
+async function askBoth(deployment: Replicas, basic = false): Promise<number[]> {
   const tokens = await Promise.all(deployment.replicas.map((r) => r.login()));
   const answers = await Promise.all(
     NUMBERS.flatMap((n) =>
       deployment.replicas.map(async (r, i) => {
-        const res = await r.search(n, tokens[i]!);
+        const res = basic ? await r.searchBasic(n) : await r.search(n, tokens[i]!);
         await res.arrayBuffer();
         return res.status;
       }),
     ),
   );
   return answers;
+}
+
+/** Gateway tokens held back on each replica: 503 problem+json with Retry-After, and /readyz says why. */
+async function expectTokensHeldBack(deployment: Replicas): Promise<void> {
+  for (const r of deployment.replicas) {
+    const res = await r.search(NUMBERS[0]!, await r.login());
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get('retry-after')).toBe('1');
+    await res.arrayBuffer();
+    const ready = await fetch(`${r.gateway.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(/revoked tokens not yet read/);
+  }
 }
 
 async function storeUp(deployment: Replicas, i: number, store: string): Promise<number | undefined> {
@@ -42,12 +57,14 @@ async function storeUp(deployment: Replicas, i: number, store: string): Promise<
 
 /**
  * Two gateways with `env`, every number asked on both: each answer 200, and, when `shared`, one login and one upstream
- * search per number for both with the lookup store up; otherwise each gateway on its own. Returns their log lines.
+ * search per number for both with the lookup store up; otherwise each gateway on its own (with HTTP Basic: gateway
+ * tokens are held back). Returns their log lines.
  */
 async function expectBothAnswer(env: Record<string, string>, shared: boolean): Promise<string> {
   const deployment = await startReplicas(2, { env: { REDIS_TIMEOUT_MS: '500', ...env } });
   try {
-    expect((await askBoth(deployment)).every((s) => s === 200)).toBe(true);
+    if (!shared) await expectTokensHeldBack(deployment);
+    expect((await askBoth(deployment, !shared)).every((s) => s === 200)).toBe(true);
     const stats = deployment.simulator.controls.stats();
     expect(stats.tokenCalls).toBe(shared ? 1 : 2);
     expect(stats.searchCalls).toBe((shared ? 1 : 2) * NUMBERS.length);
@@ -71,7 +88,7 @@ describe.skipIf(!hasRedisServer)('gateways on a Redis with an ACL user', () => {
     await expectBothAnswer({ REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: ACL_PASSWORD }, true);
   });
 
-  it('answers every search on its own with a wrong password, and logs no password', async () => {
+  it('answers Basic searches on its own with a wrong password, holds gateway tokens back, and logs no password', async () => {
     const wrong = 'wrong-password-9d2e';
     const logged = await expectBothAnswer(
       { REDIS_URL: redis.url, REDIS_USERNAME: ACL_USER, REDIS_PASSWORD: wrong },
@@ -124,7 +141,7 @@ describe.skipIf(!hasRedisServer || !hasOpenssl)('gateways on a Redis that speaks
     await expectBothAnswer({ REDIS_URL: redis.url, REDIS_TLS_CA_FILE: join(dir, 'server.pem') }, true);
   });
 
-  it('refuses a server whose certificate it cannot verify, and still answers every search', async () => {
+  it('refuses a server whose certificate it cannot verify, answers Basic searches on its own and holds tokens back', async () => {
     // REDIS_TLS=true without the CA: the self-signed certificate is not trusted, so nothing is shared.
     await expectBothAnswer({ REDIS_URL: redis.url.replace(/^rediss:/, 'redis:'), REDIS_TLS: 'true' }, false);
   });

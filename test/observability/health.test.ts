@@ -5,7 +5,11 @@ import type { TokenStatus } from '../../src/upstream/token-manager.js';
 
 const NOW = 1_700_000_000_000;
 
-function routes(status: Partial<TokenStatus>, getToken: () => Promise<string> = () => Promise.resolve('t')) {
+function routes(
+  status: Partial<TokenStatus>,
+  getToken: () => Promise<string> = () => Promise.resolve('t'),
+  revocationsLoaded = true,
+) {
   const tokens = {
     status: vi.fn((): TokenStatus => ({
       hasToken: false,
@@ -17,7 +21,10 @@ function routes(status: Partial<TokenStatus>, getToken: () => Promise<string> = 
     })),
     getToken: vi.fn(getToken),
   };
-  return { app: healthRoutes({ upstreamTokens: tokens, clock: () => NOW }), tokens };
+  return {
+    app: healthRoutes({ upstreamTokens: tokens, clock: () => NOW, revocationsLoaded: () => revocationsLoaded }),
+    tokens,
+  };
 }
 
 describe('health routes', () => {
@@ -71,10 +78,23 @@ describe('health routes', () => {
         throw new GatewayError('token_unavailable', 'the upstream token could not be obtained');
       },
     };
-    const res = await healthRoutes({ upstreamTokens: tokens, clock: () => NOW }).request('/readyz');
+    const res = await healthRoutes({ upstreamTokens: tokens, clock: () => NOW, revocationsLoaded: () => true }).request(
+      '/readyz',
+    );
     expect(res.status).toBe(503);
     expect(((await res.json()) as { detail: string }).detail).toBe(
       'not ready: no upstream token (token endpoint unreachable)',
     );
+  });
+
+  it('answers 503 with the reason while the revoked tokens are not yet read, a token held or not', async () => {
+    const { app, tokens } = routes({ hasToken: true }, undefined, false);
+    const res = await app.request('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(((await res.json()) as { detail: string }).detail).toBe(
+      'not ready: revoked tokens not yet read from the shared store',
+    );
+    expect(tokens.getToken).not.toHaveBeenCalled();
   });
 });
