@@ -134,9 +134,9 @@ export const routeDocs = {
 
   readyz: route({
     tags: ['Operations'],
-    summary: 'Readiness: an upstream token is held or can be obtained now',
+    summary: "Readiness: the deployment's revocations are read and an upstream token is held or can be obtained now",
     description:
-      'Answers 200 while the gateway holds an upstream token or can obtain one now, 503 with the reason otherwise; for a load balancer or readiness probe.',
+      "Answers 200 once the gateway has read the deployment's revoked tokens and while it holds an upstream token or can obtain one now, 503 with the reason otherwise; for a load balancer or readiness probe.",
     operationId: 'readyz',
     security: ANONYMOUS,
     responses: {
