@@ -1,14 +1,15 @@
 // A gateway on a Redis set up wrongly (real redis-server processes of the test's own): Sentinels asked for a master
 // name they do not know, cluster nodes that are a plain Redis, a refused password, a password for a Redis that wants
 // none. Each says why in one line naming the cause, logs it once (not once per retry), prints nothing on stderr
-// (no ioredis `[WARN]`), and answers every search on its own meanwhile.
+// (no ioredis `[WARN]`), and meanwhile answers every search with client credentials on its own, holding gateway
+// tokens back while it cannot read the deployment's revocations.
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createNodeRedis } from '../../src/runtime/redis/client.js';
 import { freePort } from '../helpers/free-port.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { MASTER_NAME, startRedisSentinels, type SentinelProcesses } from '../helpers/redis-sentinel.js';
 import { checkRequirement, commandRequirement } from '../helpers/requires.js';
-import { captureLogger, startStack, type CapturedLog, type Stack } from '../helpers/stack.js';
+import { captureLogger, CLIENTS, startStack, type CapturedLog, type Stack } from '../helpers/stack.js';
 
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 const PASSWORD = 'redis-password-for-the-test-5b8e';
@@ -36,16 +37,22 @@ afterEach(() => {
 const redisLines = (logs: CapturedLog[]) => logs.filter((l) => String(l.fields.event).startsWith('redis_'));
 
 /**
- * A gateway with `env` watched for {@link WATCH_MS} while it serves searches: every answer 200; returns its Redis
- * log lines.
+ * A gateway with `env` watched for {@link WATCH_MS} while it serves searches: every answer 200 (with a gateway token
+ * when Redis is `usable`; else with HTTP Basic, a gateway token held back with 503); returns its Redis log lines.
  */
-async function watch(env: Record<string, string>): Promise<CapturedLog[]> {
+async function watch(env: Record<string, string>, usable: boolean): Promise<CapturedLog[]> {
   const stack: Stack = await startStack({ env: { REDIS_TIMEOUT_MS: '250', ...env } });
   try {
     const token = await stack.login('crm');
+    if (!usable) {
+      const held = await stack.search(number(999), token);
+      await held.arrayBuffer();
+      expect([held.status, held.headers.get('retry-after')]).toEqual([503, '1']);
+    }
+    const basic = { headers: { authorization: `Basic ${btoa(`crm:${CLIENTS.crm}`)}` } };
     const until = Date.now() + WATCH_MS;
     for (let i = 0; Date.now() < until; i++) {
-      const res = await stack.search(number(i), token);
+      const res = await stack.search(number(i), token, usable ? {} : basic);
       await res.arrayBuffer();
       expect(res.status).toBe(200);
       await sleep(250);
@@ -71,7 +78,7 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
 
   it('names a master the Sentinels do not know, once, not as Sentinels out of reach', async () => {
     sentinel ??= await startRedisSentinels();
-    const lines = await watch({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: 'no-such-primary' });
+    const lines = await watch({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: 'no-such-primary' }, false);
     expect(lines).toHaveLength(1);
     expect(lines[0]!.fields).toMatchObject({
       event: 'redis_unavailable_at_start',
@@ -85,11 +92,14 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
 
   it('says once that the Sentinels want no password, shares through them, and prints nothing on stderr', async () => {
     sentinel ??= await startRedisSentinels();
-    const lines = await watch({
-      REDIS_SENTINELS: sentinel.sentinels,
-      REDIS_SENTINEL_MASTER: MASTER_NAME,
-      REDIS_SENTINEL_PASSWORD: PASSWORD,
-    });
+    const lines = await watch(
+      {
+        REDIS_SENTINELS: sentinel.sentinels,
+        REDIS_SENTINEL_MASTER: MASTER_NAME,
+        REDIS_SENTINEL_PASSWORD: PASSWORD,
+      },
+      true,
+    );
     expect(lines.map((l) => [l.fields.event, l.fields.server])).toEqual([
       ['redis_password_unneeded', 'sentinel'],
       ['redis_ready', undefined],
@@ -102,7 +112,7 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
     // A password for a Redis that wants none, too: ioredis would print `[WARN] … a password was supplied` on
     // stderr for each of its connections.
     redis = await startOwnRedis();
-    const lines = await watch({ REDIS_CLUSTER_NODES: `127.0.0.1:${redis.port}`, REDIS_PASSWORD: PASSWORD });
+    const lines = await watch({ REDIS_CLUSTER_NODES: `127.0.0.1:${redis.port}`, REDIS_PASSWORD: PASSWORD }, false);
     expect(lines.map((l) => [l.fields.event, l.fields.cause])).toEqual([
       ['redis_password_unneeded', undefined],
       ['redis_unavailable_at_start', 'not_cluster'],
@@ -113,7 +123,7 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
 
   it('names a refused password, once', async () => {
     redis = await startOwnRedis(undefined, { args: ['--requirepass', 'the-right-one-2c9d'] });
-    const lines = await watch({ REDIS_URL: redis.url, REDIS_PASSWORD: PASSWORD });
+    const lines = await watch({ REDIS_URL: redis.url, REDIS_PASSWORD: PASSWORD }, false);
     expect(lines).toHaveLength(1);
     expect(lines[0]!.fields).toMatchObject({
       event: 'redis_unavailable_at_start',
@@ -126,7 +136,7 @@ describe.skipIf(!redisServer)('a gateway on Redis set up wrongly', () => {
 
   it('says once that a Redis wants no password, shares through it, and prints nothing on stderr', async () => {
     redis = await startOwnRedis();
-    const lines = await watch({ REDIS_URL: redis.url, REDIS_PASSWORD: PASSWORD });
+    const lines = await watch({ REDIS_URL: redis.url, REDIS_PASSWORD: PASSWORD }, true);
     expect(lines.map((l) => l.fields.event)).toEqual(['redis_password_unneeded', 'redis_ready']);
     expect(lines[0]!.msg).toMatch(/Redis wants no password, but REDIS_PASSWORD/);
     expect(stderr).toEqual([]);
