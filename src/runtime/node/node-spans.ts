@@ -13,12 +13,13 @@ export interface NodeTracing {
 
 /**
  * Node's requests arrive over plain HTTP. `listenerAddress`: the server address of a request whose `Host` was
- * refused (a refused field is never recorded); else the request's `Host` without its port.
+ * refused (a refused field is never recorded); else the request's `Host` without its port, in lower case (as the
+ * app reads it from its URL).
  */
 export function nodeArrival(tracing: NodeTracing, listenerAddress?: string): Arrival<RequestParts> {
   return {
     scheme: () => 'http',
-    serverAddress: (parts) => listenerAddress ?? (parts.header('host') ?? '').replace(/:\d+$/, ''),
+    serverAddress: (parts) => listenerAddress ?? (parts.header('host') ?? '').replace(/:\d+$/, '').toLowerCase(),
     clientAddress: (parts) =>
       clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), tracing.trustProxyHops),
   };

@@ -11,7 +11,7 @@ import type { RequestRecorder } from '../../observability/request-recorder.js';
 import { closeServerSpan, finishedRequest, openServerSpan, takesTraceId } from '../../observability/served-request.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
-import { requestRefusal, type RequestRules } from '../../request/request-rules.js';
+import { hostIsValid, requestRefusal, type RequestRules } from '../../request/request-rules.js';
 import { nodeArrival, type NodeTracing } from './node-spans.js';
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -115,7 +115,12 @@ function answerRefusal(refused: Refused, answer: ProblemAnswer, options: NodeRul
   const started = performance.now();
   const { parts } = refused;
   const route = options.routeOf(parts.method, parts.target.split('?', 1)[0]!);
-  const arrival = nodeArrival(options.tracing, refused.localAddress ?? '');
+  // A Host the rules refuse is never recorded: the span names the listener's own address instead.
+  const host = parts.header('host');
+  const arrival = nodeArrival(
+    options.tracing,
+    hostIsValid(host) && host !== undefined ? undefined : (refused.localAddress ?? ''),
+  );
   const span = openServerSpan(options.tracing.tracer, parts, route === UNMATCHED_ROUTE ? undefined : route, arrival);
   const answered = { requestId: answer.headers['x-request-id']!, status: answer.status };
   const problem = takesTraceId(span, answer.headers['content-type']) ? answer.body : undefined;
