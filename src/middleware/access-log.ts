@@ -4,6 +4,7 @@ import { routePath } from 'hono/route';
 import type { AppEnv } from '../app-env.js';
 import { UNMATCHED_ROUTE } from '../observability/telemetry.js';
 import type { RequestRecorder } from '../observability/request-recorder.js';
+import { finishedRequest } from '../observability/served-request.js';
 
 export interface AccessLogOptions {
   record: RequestRecorder;
@@ -59,16 +60,14 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler<AppEnv> 
       await next();
       threw = false;
     } finally {
-      record({
+      const answered = {
         requestId: c.get('requestId'),
-        method: c.req.method,
-        route: labelOf(c.req.method, c.req.path, routePath(c)),
         status: threw ? 500 : c.res.status,
-        elapsedMs: now() - started,
         clientId: c.get('clientId'),
         lookup: c.get('lookup'),
-        span: c.get('span'),
-      });
+      };
+      const route = labelOf(c.req.method, c.req.path, routePath(c));
+      record(finishedRequest(c.req, route, answered, now() - started, c.get('span')));
     }
   };
 }

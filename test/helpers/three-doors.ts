@@ -80,6 +80,8 @@ export interface ThreeDoors {
 interface ThreeDoorsOptions {
   /** What Node's server door's gateway has beside `env`. */
   socketEnv?: EnvSource;
+  /** What the in-process door's gateway has beside `env` (the Worker has neither). */
+  inProcessEnv?: EnvSource;
   socketLogger: ReturnType<typeof captureLogger>;
   inProcessLogger: ReturnType<typeof captureLogger>;
 }
@@ -87,7 +89,7 @@ interface ThreeDoorsOptions {
 /** The three doors in front of one configuration (`env`); workerd only where wrangler is installed. */
 export async function startThreeDoors(env: EnvSource, options: ThreeDoorsOptions): Promise<ThreeDoors> {
   const socket = await startNodeGateway({ ...env, ...options.socketEnv }, { logger: options.socketLogger });
-  const inProcess = await startNodeGateway(env, { logger: options.inProcessLogger });
+  const inProcess = await startNodeGateway({ ...env, ...options.inProcessEnv }, { logger: options.inProcessLogger });
   const doors = [socketDoor(NODE_SERVER, socket.url), inProcessDoor(inProcess)];
   let worker: WorkerdServe | undefined;
   if (wranglerPresent()) {

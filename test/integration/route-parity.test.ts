@@ -1,7 +1,8 @@
 // One table of odd request shapes sent to every route that takes requests from outside (the search, CNAM, the batch,
 // the console's search, both logins) on every door: Node's server over a real socket, the app in process, and the
 // Worker in workerd; and to the metrics listener where a shape applies. Every shared refusal has the same status and
-// problem type on every route and door, carries a request id, and is logged and counted once.
+// problem type on every route and door, carries a request id, and is logged and counted once; Node's server and the
+// app in process write the same access-log record and export the same span for it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
@@ -18,6 +19,18 @@ import {
   type Door,
   type ThreeDoors,
 } from '../helpers/three-doors.js';
+import {
+  CALLER_SPAN,
+  comparableSpans,
+  recordsOf,
+  spansOfTrace,
+  traceIdOf,
+  traceparentLine,
+  tracingEnvs,
+  withoutRefusedHost,
+} from '../helpers/door-records.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { SPAN_KIND } from '../helpers/traced-stack.js';
 
 interface Route {
   method: 'GET' | 'POST';
@@ -189,16 +202,22 @@ describe('every route and door refuses odd requests alike', () => {
   let three: ThreeDoors;
   let socket: RunningGateway;
   const logs = captureLogger();
+  const inProcessLogs = captureLogger();
+  let receiver: OtlpReceiver;
   let token = '';
   let doors: Door[] = [];
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
+    receiver = await startOtlpReceiver();
     const env = { ...(await stackEnv(simulator.url)), CONSOLE_PROVIDER: 'swissdir' };
+    // Node's server and the app in process trace, to one receiver; the Worker only passes the caller's trace on.
+    const { socketEnv, inProcessEnv } = tracingEnvs(receiver);
     three = await startThreeDoors(env, {
-      socketEnv: { METRICS_PORT: String(await freePort()) },
+      socketEnv: { ...socketEnv, METRICS_PORT: String(await freePort()) },
+      inProcessEnv,
       socketLogger: logs,
-      inProcessLogger: captureLogger(),
+      inProcessLogger: inProcessLogs,
     });
     ({ doors, socket } = three);
     token = await loginAt(socket.url, 'crm', CLIENTS.crm);
@@ -207,6 +226,7 @@ describe('every route and door refuses odd requests alike', () => {
   afterAll(async () => {
     await three?.close();
     await simulator?.close();
+    await receiver?.close();
   });
 
   const cases = SHAPES.flatMap((shape) =>
@@ -215,11 +235,12 @@ describe('every route and door refuses odd requests alike', () => {
     ),
   );
 
-  it.each(cases)('%s', { timeout: 30_000 }, async (_name, shape, route) => {
+  it.each(cases)('%s', { timeout: 30_000 }, async (name, shape, route) => {
+    const traceId = traceIdOf(cases.findIndex((c) => c[0] === name) + 1);
     let n = 0;
     for (const door of doors) {
       const requestId = `parity-${Math.random().toString(36).slice(2)}`;
-      const lines = [...shape.headers(token), `X-Request-Id: ${requestId}`];
+      const lines = [...shape.headers(token), `X-Request-Id: ${requestId}`, traceparentLine(traceId)];
       // The route's own body goes only with a shape that declares none of its own.
       const res = await door.send({ ...route, lines, body: declaresBody(lines) ? undefined : route.body });
       if (shape.refusedByWorkerd && door.name === WORKERD) {
@@ -241,6 +262,12 @@ describe('every route and door refuses odd requests alike', () => {
       n++;
     }
     expect(n).toBeGreaterThanOrEqual(2);
+    // Node's server (its request rules) and the app in process write the same record and export the same span.
+    expect(recordsOf(logs.lines, traceId, false)).toEqual(recordsOf(inProcessLogs.lines, traceId, false));
+    const spans = await spansOfTrace(three, receiver, traceId);
+    expect(spans.socket.map((s) => [s.kind, s.parentSpanId])).toEqual([[SPAN_KIND.SERVER, CALLER_SPAN]]);
+    if (shape.name.startsWith('Host:')) withoutRefusedHost(spans);
+    expect(comparableSpans(spans.socket)).toEqual(comparableSpans(spans.inProcess));
   });
 
   it.each(SHAPES.filter((s) => s.metrics).map((s) => [s.name, s] as const))(

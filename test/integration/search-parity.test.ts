@@ -1,14 +1,27 @@
 // One table of search requests, every spelling an adversary tries, sent to each door of the search contract: Node's
 // server over a real socket (its own door), the app in process (the Hono route), and the Worker in workerd (workerd
 // serve, the Hono route). The answers are identical but for the request id a gateway makes up, `Date`, `Age`, the
-// times derived from the clock (`ttl` in Cache-Status, `t` in RateLimit) and the connection's own fields.
+// times derived from the clock (`ttl` in Cache-Status, `t` in RateLimit) and the connection's own fields. Node's
+// door and the app in process also write the same access-log records and export the same spans.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import type { RawResponse } from '../helpers/raw-http.js';
-import { captureLogger, type CapturedLog } from '../helpers/recorders.js';
+import { captureLogger } from '../helpers/recorders.js';
 import { CLIENTS, loginAt, stackEnv, UPSTREAM_CLIENTS } from '../helpers/stack.js';
 import { startThreeDoors, WORKERD, type ThreeDoors } from '../helpers/three-doors.js';
+import {
+  CALLER_SPAN,
+  comparableSpans,
+  recordsOf,
+  spansOfTrace,
+  traceIdOf,
+  traceparentLine,
+  tracingEnvs,
+  withoutRefusedHost,
+} from '../helpers/door-records.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { SPAN_KIND } from '../helpers/traced-stack.js';
 
 const RATE = 40;
 const SEARCH = '/v2/contacts/search';
@@ -208,14 +221,7 @@ function comparable(res: RawResponse, generatedId: boolean) {
 
 const hasGoodId = (lines: string[]) => lines.some((l) => /^X-Request-Id: [\w=-]{1,64}$/.test(l));
 
-function requestLines(logs: CapturedLog[]) {
-  return logs
-    .filter((l) => l.fields.event === 'request' && l.fields.route === SEARCH)
-    .map(({ level, fields: { method, route, status, clientId, cache, numberHash } }) => ({
-      level,
-      line: { method, route, status, clientId, cache, numberHash },
-    }));
-}
+const traceOf = (row: Row) => traceIdOf(ROWS.indexOf(row) + 1);
 
 async function searchCounts(gateway: RunningGateway): Promise<string[]> {
   const text = await (await fetch(`${gateway.url}/metrics`)).text();
@@ -225,11 +231,13 @@ async function searchCounts(gateway: RunningGateway): Promise<string[]> {
 describe('the search answers alike on every door', () => {
   let simulator: SimulatorServer;
   let three: ThreeDoors;
+  let receiver: OtlpReceiver;
   const logs = { socket: captureLogger(), inProcess: captureLogger() };
   const tokens = { crm: '', pbx: '' };
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
+    receiver = await startOtlpReceiver();
     const env = {
       ...(await stackEnv(simulator.url)),
       CLIENT_RATE_PER_MINUTE: String(RATE),
@@ -237,7 +245,12 @@ describe('the search answers alike on every door', () => {
       // One key for every door, so the number's hash in their log lines is the same.
       LOG_HASH_KEY: 'parity-log-hash-key-0123456789abcdef',
     };
-    three = await startThreeDoors(env, { socketLogger: logs.socket, inProcessLogger: logs.inProcess });
+    three = await startThreeDoors(env, {
+      socketLogger: logs.socket,
+      inProcessLogger: logs.inProcess,
+      // Both gateways trace, to one receiver; the Worker only passes the caller's trace on.
+      ...tracingEnvs(receiver),
+    });
     // One token for every door: they share the signing key and the registered clients.
     tokens.crm = await loginAt(three.socket.url, 'crm', CLIENTS.crm);
     tokens.pbx = await loginAt(three.socket.url, 'pbx', CLIENTS.pbx);
@@ -246,14 +259,17 @@ describe('the search answers alike on every door', () => {
   afterAll(async () => {
     await three?.close();
     await simulator?.close();
+    await receiver?.close();
   });
 
   it.each(ROWS.map((row) => [row.name, row] as const))('%s', { timeout: 60_000 }, async (_name, row) => {
     const token = tokens[row.client ?? 'crm'];
     const generatedId = !hasGoodId(row.headers(token));
+    const traceId = traceOf(row);
     const { doors } = three;
     const gatewayDoors = doors.filter((d) => !(row.refusedByWorkerd && d.name === WORKERD));
-    const request = { method: row.method ?? 'GET', target: row.target, lines: row.headers(token), body: row.body };
+    const lines = [...row.headers(token), traceparentLine(traceId)];
+    const request = { method: row.method ?? 'GET', target: row.target, lines, body: row.body };
     row.before?.(simulator);
     const answers: RawResponse[] = [];
     try {
@@ -274,8 +290,16 @@ describe('the search answers alike on every door', () => {
     }
     const [first, ...rest] = answers.map((a) => comparable(a, generatedId));
     for (const [i, other] of rest.entries()) expect(other, gatewayDoors[i + 1]!.name).toEqual(first);
-    // Node's door writes the same log line as the app's access log, the number only as its keyed hash.
-    expect(requestLines(logs.socket.lines)).toEqual(requestLines(logs.inProcess.lines));
+    // Node's door writes the same records as the app's access log, the number only as its keyed hash.
+    const records = recordsOf(logs.socket.lines, traceId, !generatedId);
+    expect(records).toHaveLength(row.times ?? 1);
+    expect(records).toEqual(recordsOf(logs.inProcess.lines, traceId, !generatedId));
+    // And exports the same spans, the server span continuing the caller's trace.
+    const spans = await spansOfTrace(three, receiver, traceId);
+    const serverSpans = spans.socket.filter((s) => s.kind === SPAN_KIND.SERVER && s.parentSpanId === CALLER_SPAN);
+    expect(serverSpans).toHaveLength(row.times ?? 1);
+    if (lines.some((l) => /^host:/i.test(l))) withoutRefusedHost(spans);
+    expect(comparableSpans(spans.socket)).toEqual(comparableSpans(spans.inProcess));
   });
 
   it('counts every search alike, refusals included', async () => {

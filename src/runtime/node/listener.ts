@@ -8,6 +8,7 @@ import {
   answerConnect,
   answerExpectation,
   answerExpectContinue,
+  AnswersInFlight,
   withRequestRules,
   type Listener,
   type NodeRulesOptions,
@@ -19,6 +20,7 @@ export interface ListenerOptions extends NodeRulesOptions {
 }
 
 export function createListener(next: Listener, options: ListenerOptions): Server {
+  const answers = new AnswersInFlight();
   const server = createServer(
     {
       // A client trickling its headers or body is cut (408) at these bounds instead of Node's 300 s; Node
@@ -29,12 +31,12 @@ export function createListener(next: Listener, options: ListenerOptions): Server
       // The request rules refuse an HTTP/1.1 request without Host, as every refusal: Node's own would be a bare 400.
       requireHostHeader: false,
     },
-    withRequestRules(next, options),
+    withRequestRules(next, options, answers),
   );
-  answerExpectContinue(server, next, options);
+  answerExpectContinue(server, next, options, answers);
   answerExpectation(server, options);
   answerConnect(server, options);
-  answerClientErrors(server, options);
+  answerClientErrors(server, options, answers);
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = options.maxConnections;
   return server;

@@ -1,9 +1,7 @@
-// The server span of a request Node's listener answers itself (the search door, the request rules' refusals, the HTTP
-// server's own refusals): the same span and trace id in the problem body as the app's middleware gives its answers.
-import { problemWithTraceId } from '../../errors.js';
+// Where the requests Node's listener answers itself arrive (the search door, the request rules' refusals, the HTTP
+// server's own refusals), for their server spans (observability/served-request.ts), built as the app builds its own.
 import { clientAddress } from '../../limits/client-address.js';
-import { endServerSpan, startServerSpan } from '../../observability/tracing/http-spans.js';
-import type { Span } from '../../observability/tracing/span.js';
+import type { Arrival } from '../../observability/served-request.js';
 import type { Tracer } from '../../observability/tracing/tracer.js';
 import type { RequestParts } from '../../request/request-parts.js';
 
@@ -14,55 +12,15 @@ export interface NodeTracing {
 }
 
 /**
- * A request's server span, named by `route` (undefined: no route matched); with tracing off only the caller's
- * context, and nothing made without one. `serverAddress`: the listener's own address where the request's `Host`
- * was refused (a refused field is never recorded); else the request's `Host` without its port.
+ * Node's requests arrive over plain HTTP. `listenerAddress`: the server address of a request whose `Host` was
+ * refused (a refused field is never recorded); else the request's `Host` without its port, in lower case (as the
+ * app reads it from its URL).
  */
-export function nodeServerSpan(
-  tracing: NodeTracing,
-  route: string | undefined,
-  parts: RequestParts,
-  serverAddress?: string,
-): Span {
-  const { tracer } = tracing;
-  const traceparent = parts.header('traceparent');
-  const tracestate = traceparent === undefined ? undefined : parts.header('tracestate');
-  if (!tracer.enabled) return tracer.startServerSpan('', traceparent, tracestate);
-  return startServerSpan(tracer, {
-    method: parts.method,
-    route,
-    traceparent,
-    tracestate,
-    scheme: 'http',
-    serverAddress: serverAddress ?? (parts.header('host') ?? '').replace(/:\d+$/, ''),
-    clientAddress: clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), tracing.trustProxyHops),
-  });
-}
-
-/** What a search answer adds to its span beyond its status. */
-interface AnswerNotes {
-  cacheStatus?: string | undefined;
-  clientId?: string | undefined;
-}
-
-/**
- * Ends a request's span with its answer. Returns the problem body with the trace id in it when the answer is an
- * error and the request has a trace; undefined when the body stays as it is.
- */
-export function endNodeServerSpan(
-  span: Span,
-  answer: { status: number; body: string },
-  notes: AnswerNotes = {},
-): string | undefined {
-  const traceId = span.context?.traceId;
-  if (traceId === undefined) return undefined;
-  const problem = answer.status >= 400 ? problemWithTraceId(answer.body, traceId) : undefined;
-  if (span.recording)
-    endServerSpan(span, {
-      status: answer.status,
-      cacheStatus: notes.cacheStatus,
-      clientId: notes.clientId,
-      problemType: problem?.type,
-    });
-  return problem?.body;
+export function nodeArrival(tracing: NodeTracing, listenerAddress?: string): Arrival<RequestParts> {
+  return {
+    scheme: () => 'http',
+    serverAddress: (parts) => listenerAddress ?? (parts.header('host') ?? '').replace(/:\d+$/, '').toLowerCase(),
+    clientAddress: (parts) =>
+      clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), tracing.trustProxyHops),
+  };
 }

@@ -8,10 +8,11 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GatewayError, problemAnswer, type ProblemAnswer } from '../../errors.js';
 import type { RequestRecorder } from '../../observability/request-recorder.js';
+import { closeServerSpan, finishedRequest, openServerSpan, takesTraceId } from '../../observability/served-request.js';
 import { UNMATCHED_ROUTE } from '../../observability/telemetry.js';
 import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
-import { requestRefusal, type RequestRules } from '../../request/request-rules.js';
-import { endNodeServerSpan, nodeServerSpan, type NodeTracing } from './node-spans.js';
+import { hostIsValid, requestRefusal, type RequestRules } from '../../request/request-rules.js';
+import { nodeArrival, type NodeTracing } from './node-spans.js';
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -114,21 +115,17 @@ function answerRefusal(refused: Refused, answer: ProblemAnswer, options: NodeRul
   const started = performance.now();
   const { parts } = refused;
   const route = options.routeOf(parts.method, parts.target.split('?', 1)[0]!);
-  const span = nodeServerSpan(
+  // A Host the rules refuse is never recorded: the span names the listener's own address instead.
+  const host = parts.header('host');
+  const arrival = nodeArrival(
     options.tracing,
-    route === UNMATCHED_ROUTE ? undefined : route,
-    parts,
-    refused.localAddress ?? '',
+    hostIsValid(host) && host !== undefined ? undefined : (refused.localAddress ?? ''),
   );
-  refused.write?.(answer, endNodeServerSpan(span, answer) ?? answer.body);
-  options.record({
-    requestId: answer.headers['x-request-id']!,
-    method: parts.method,
-    route,
-    status: answer.status,
-    elapsedMs: performance.now() - started,
-    span,
-  });
+  const span = openServerSpan(options.tracing.tracer, parts, route === UNMATCHED_ROUTE ? undefined : route, arrival);
+  const answered = { requestId: answer.headers['x-request-id']!, status: answer.status };
+  const problem = takesTraceId(span, answer.headers['content-type']) ? answer.body : undefined;
+  refused.write?.(answer, closeServerSpan(span, answered, problem) ?? answer.body);
+  options.record(finishedRequest(parts, route, answered, performance.now() - started, span));
 }
 
 /** A request Node read whole (its head): answered on its response, or on its socket where Node hands that over. */
@@ -141,9 +138,27 @@ const refusedRequest = (req: IncomingMessage, write: AnswerWriter): Refused => (
 const answerOf = (err: GatewayError, req: IncomingMessage): ProblemAnswer =>
   problemAnswer(err.code, err.message, requestIdOf(fieldOf(req, 'x-request-id')), err.headers, err.extensions);
 
+/**
+ * The answer each connection last began, by its socket, for the HTTP server's own refusals: in flight while it holds
+ * the socket (Node lets go of it when the answer is sent); none between two requests of a kept-alive connection.
+ */
+export class AnswersInFlight {
+  readonly #answers = new WeakMap<Duplex, ServerResponse>();
+
+  began(req: IncomingMessage, res: ServerResponse): void {
+    this.#answers.set(req.socket, res);
+  }
+
+  on(socket: Duplex): ServerResponse | undefined {
+    const answer = this.#answers.get(socket);
+    return answer?.socket === socket ? answer : undefined;
+  }
+}
+
 /** The listener behind the rules: a request that breaks one is answered here, every other one goes on to `next`. */
-export function withRequestRules(next: Listener, options: NodeRulesOptions): Listener {
+export function withRequestRules(next: Listener, options: NodeRulesOptions, answers: AnswersInFlight): Listener {
   return function requestRules(req, res) {
+    answers.began(req, res);
     const parts = partsOf(req);
     const refused = requestRefusal(parts, options.rules);
     if (refused === undefined) next(req, res);
@@ -155,8 +170,13 @@ export function withRequestRules(next: Listener, options: NodeRulesOptions): Lis
  * `Expect: 100-continue`: a body that breaks the rules (one the route does not take, or over its bound) is refused
  * before the `100 Continue` that would invite the upload; otherwise the client gets the 100 and the request goes on.
  */
-export function answerExpectContinue(server: Server, next: Listener, options: NodeRulesOptions) {
-  const listener = withRequestRules(next, options);
+export function answerExpectContinue(
+  server: Server,
+  next: Listener,
+  options: NodeRulesOptions,
+  answers: AnswersInFlight,
+) {
+  const listener = withRequestRules(next, options, answers);
   server.on('checkContinue', function checkContinue(req: IncomingMessage, res: ServerResponse) {
     if (requestRefusal(partsOf(req), options.rules) === undefined) res.writeContinue();
     listener(req, res);
@@ -218,10 +238,9 @@ const unreadPartsOf = (socket: Duplex & { remoteAddress?: string }): RequestPart
  * on, is the first span of a trace of its own. One the app is reading (a body too slow, or cut short) fails the
  * app's read with this refusal, so the app records and traces it, with this status, when its handler ends.
  */
-export function answerClientErrors(server: Server, options: NodeRulesOptions): void {
+export function answerClientErrors(server: Server, options: NodeRulesOptions, answers: AnswersInFlight): void {
   server.on('clientError', function clientError(err: NodeJS.ErrnoException, socket: Duplex & Partial<Socket>) {
-    // The answer of the request being read or answered; null between two requests of a kept-alive connection.
-    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    const inFlight = answers.on(socket);
     const refused = serverRefusal(err.code);
     const readable = socket.writable && !inFlight?.headersSent && refused.code !== 'client_closed_request';
     const write = readable ? toSocket(socket) : undefined;

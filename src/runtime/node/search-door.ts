@@ -4,23 +4,29 @@
 // Everything else, and any search the contract does not take this way, goes through the app unchanged.
 import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
+import { closeServerSpan, finishedRequest, openServerSpan, takesTraceId } from '../../observability/served-request.js';
 import type { Span } from '../../observability/tracing/span.js';
 import { SEARCH_ROUTE, type SearchAnswer } from '../../search/search-contract.js';
 import type { Services } from '../../services.js';
-import { endNodeServerSpan, nodeServerSpan, type NodeTracing } from './node-spans.js';
-import { ruledPartsOf, type Listener } from './request-rules.js';
+import { nodeArrival } from './node-spans.js';
+import { ruledPartsOf, type Listener, type NodeParts } from './request-rules.js';
 
 /** The services the door answers with: the contract, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
 type DoorServices = Pick<Services, 'search' | 'recordRequest' | 'tracing' | 'config'>;
 
 export function withSearchDoor(listener: Listener, services: DoorServices): Listener {
   const { search, recordRequest: record } = services;
-  const tracing: NodeTracing = { tracer: services.tracing.tracer, trustProxyHops: services.config.trustProxyHops };
+  const { tracer } = services.tracing;
+  const arrival = nodeArrival({ tracer, trustProxyHops: services.config.trustProxyHops });
   const encoded = createEncodedBodies();
 
   /** Writes the answer; a fresh hit's body as its kept bytes (any other may never be asked again). */
-  function send(res: ServerResponse, started: number, span: Span, answer: SearchAnswer): void {
-    const problem = endNodeServerSpan(span, answer, { cacheStatus: answer.lookup?.cache, clientId: answer.clientId });
+  function send(res: ServerResponse, parts: NodeParts, started: number, span: Span, answer: SearchAnswer): void {
+    const problem = closeServerSpan(
+      span,
+      answer,
+      takesTraceId(span, answer.headers['content-type']) ? answer.body : undefined,
+    );
     if (problem !== undefined) {
       answer.body = problem;
       answer.bodyBytes = undefined;
@@ -28,16 +34,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
     answer.headers['content-length'] = String(answer.bodyBytes ?? Buffer.byteLength(answer.body));
     res.writeHead(answer.status, answer.headers);
     res.end(answer.fresh && answer.bodyBytes !== undefined ? encoded.of(answer.body, answer.bodyBytes) : answer.body);
-    record({
-      requestId: answer.requestId,
-      method: 'GET',
-      route: SEARCH_ROUTE,
-      status: answer.status,
-      elapsedMs: performance.now() - started,
-      clientId: answer.clientId,
-      lookup: answer.lookup,
-      span,
-    });
+    record(finishedRequest(parts, SEARCH_ROUTE, answer, performance.now() - started, span));
   }
 
   return function searchDoor(req, res) {
@@ -47,18 +44,18 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
     }
     const started = performance.now();
     const parts = ruledPartsOf(req);
-    const span = nodeServerSpan(tracing, SEARCH_ROUTE, parts);
+    const span = openServerSpan(tracer, parts, SEARCH_ROUTE, arrival);
     const answer = search.answer(parts, span);
     if (answer instanceof Promise)
       // The contract turns every failure into an answer; should writing it fail, the connection goes.
       answer.then(
-        (a) => send(res, started, span, a),
+        (a) => send(res, parts, started, span, a),
         () => {
           span.end();
           res.destroy();
         },
       );
-    else send(res, started, span, answer);
+    else send(res, parts, started, span, answer);
   };
 }
 

@@ -1,0 +1,99 @@
+// What every door writes of a request it answers, built here once: its server span (observability/tracing/
+// http-spans.ts) and its finished-request record (request-recorder.ts). The app's middleware (Hono, on Node and
+// Workers), Node's search door and Node's own refusals all call these, so their spans and log lines are the same.
+import { problemWithTraceId } from '../errors.js';
+import type { FinishedRequest, LookupNote } from './request-recorder.js';
+import { endServerSpan, startServerSpan } from './tracing/http-spans.js';
+import type { Span } from './tracing/span.js';
+import type { Tracer } from './tracing/tracer.js';
+
+/** A request as every door holds it: Node's raw request's parts, Hono's request. */
+export interface Arriving {
+  readonly method: string;
+  /** A header field by lower-case name, repeated fields joined with ", ". */
+  header(name: string): string | undefined;
+}
+
+/** Where a door's requests arrive, for their spans: read only when tracing is on. */
+export interface Arrival<R extends Arriving> {
+  scheme(request: R): 'http' | 'https';
+  /** The host the request came to, without its port (never a `Host` the gateway refused). */
+  serverAddress(request: R): string;
+  /** The client address the gateway trusts (TRUST_PROXY_HOPS). */
+  clientAddress(request: R): string | undefined;
+}
+
+/**
+ * A request's server span, named by `route` (undefined: no route matched), continuing the caller's trace; with
+ * tracing off only the caller's context, and nothing made without one.
+ */
+export function openServerSpan<R extends Arriving>(
+  tracer: Tracer,
+  request: R,
+  route: string | undefined,
+  arrival: Arrival<R>,
+): Span {
+  const traceparent = request.header('traceparent');
+  const tracestate = traceparent === undefined ? undefined : request.header('tracestate');
+  if (!tracer.enabled) return tracer.startServerSpan('', traceparent, tracestate);
+  return startServerSpan(tracer, {
+    method: request.method,
+    route,
+    traceparent,
+    tracestate,
+    scheme: arrival.scheme(request),
+    serverAddress: arrival.serverAddress(request),
+    clientAddress: arrival.clientAddress(request),
+  });
+}
+
+/** How a request was answered, for its span and its record. */
+export interface Answered {
+  requestId: string;
+  status: number;
+  /** What failed when no answer was given (`exception`). */
+  errorType?: string | undefined;
+  clientId?: string | undefined;
+  lookup?: LookupNote | undefined;
+}
+
+/** Whether an answer's body goes to {@link closeServerSpan}: a problem's, when the request has a trace. */
+export const takesTraceId = (span: Span, contentType: string | null | undefined): boolean =>
+  span.context !== undefined && contentType === 'application/problem+json';
+
+/**
+ * Ends a request's span with its answer. `problem`: the body of an answer {@link takesTraceId} chose. Returns that
+ * body with the trace id in it; undefined when the body stays as it is.
+ */
+export function closeServerSpan(span: Span, answered: Answered, problem?: string): string | undefined {
+  const traceId = span.context?.traceId;
+  const traced = traceId === undefined || problem === undefined ? undefined : problemWithTraceId(problem, traceId);
+  if (span.recording)
+    endServerSpan(span, {
+      status: answered.status,
+      errorType: answered.errorType,
+      cacheStatus: answered.lookup?.cache,
+      clientId: answered.clientId,
+      problemType: traced?.type,
+    });
+  else span.end();
+  return traced?.body;
+}
+
+/** The finished-request record of every door: `route` is the template answered or `unmatched`. */
+export const finishedRequest = (
+  request: Arriving,
+  route: string,
+  answered: Answered,
+  elapsedMs: number,
+  span: Span | undefined,
+): FinishedRequest => ({
+  requestId: answered.requestId,
+  method: request.method,
+  route,
+  status: answered.status,
+  elapsedMs,
+  clientId: answered.clientId,
+  lookup: answered.lookup,
+  span,
+});
