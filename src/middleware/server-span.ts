@@ -1,8 +1,8 @@
 // The server span of every request the app answers (observability/tracing/http-spans.ts): the caller's trace
 // continued, named by the route the request is for, ended with how it was answered; a problem body gets its trace id.
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
-import { problemWithTraceId } from '../errors.js';
+import type { AppEnv } from '../http/app-env.js';
+import { problemWithTraceId } from '../base/errors.js';
 import { endServerSpan, startServerSpan } from '../observability/tracing/http-spans.js';
 import type { Span } from '../observability/tracing/span.js';
 import type { Tracer } from '../observability/tracing/tracer.js';

@@ -1,6 +1,6 @@
 // What one search is asked and what it comes to: who asks, what is asked, and the outcome every route renders (the
 // lookup's result, or the refusal and the step that refused).
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import type { LookupNote } from '../observability/request-recorder.js';
 import type { Span } from '../observability/tracing/span.js';

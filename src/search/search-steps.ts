@@ -2,8 +2,9 @@
 // the caller's wait, the guarded lookup, and the count of what it came to.
 import type { ClientAuthenticator } from '../auth/client-authenticator.js';
 import { knownBearerClient, type GatewayTokens } from '../auth/gateway-tokens.js';
-import type { Clock } from '../clock.js';
-import { GatewayError, internalError, logIfFailed, type ErrorCode } from '../errors.js';
+import type { Clock } from '../base/clock.js';
+import { GatewayError, type ErrorCode } from '../base/errors.js';
+import { internalError, logIfFailed } from '../observability/error-log.js';
 import { CONSOLE_CLIENT, type CostGuard } from '../guard/cost-guard.js';
 import { clientAddress } from '../limits/client-address.js';
 import type { ConsoleRateLimiter, ConsumeOutcome } from '../limits/console-limits.js';

@@ -61,7 +61,7 @@ const cases: Case[] = [
   {
     rule: 'core-no-runtime-packages',
     what: 'app.ts imports pino',
-    tree: { 'src/app.ts': importing('pino') },
+    tree: { 'src/app/app.ts': importing('pino') },
   },
   ...(['routes', 'console', 'docs', 'middleware'] as const).map((folder): Case => ({
     rule: 'runtime-below-the-app',
@@ -71,7 +71,7 @@ const cases: Case[] = [
   {
     rule: 'runtime-below-the-app',
     what: 'runtime/workers/ imports app-env.ts (type only)',
-    tree: { 'src/runtime/workers/main.ts': importing('type:../../app-env.js'), 'src/app-env.ts': leaf },
+    tree: { 'src/runtime/workers/main.ts': importing('type:../../app-env.js'), 'src/http/app-env.ts': leaf },
   },
   {
     rule: 'domain-without-hono',
@@ -91,7 +91,7 @@ const cases: Case[] = [
   {
     rule: 'domain-without-hono',
     what: 'search/ imports app-env.ts (type only)',
-    tree: { 'src/search/a.ts': importing('type:../app-env.js'), 'src/app-env.ts': leaf },
+    tree: { 'src/search/a.ts': importing('type:../app-env.js'), 'src/http/app-env.ts': leaf },
   },
   {
     rule: 'domain-without-hono',
@@ -106,7 +106,7 @@ const cases: Case[] = [
   {
     rule: 'domain-below-routes',
     what: 'shared-state/ imports services.ts',
-    tree: { 'src/shared-state/a.ts': importing('type:../services.js'), 'src/services.ts': leaf },
+    tree: { 'src/shared-state/a.ts': importing('type:../services.js'), 'src/services/services.ts': leaf },
   },
   {
     rule: 'ports-below-domain',
@@ -136,16 +136,16 @@ const cases: Case[] = [
   {
     rule: 'simulator-stands-alone',
     what: 'simulator/ imports config.ts',
-    tree: { 'src/simulator/a.ts': importing('../config.js'), 'src/config.ts': leaf },
+    tree: { 'src/simulator/a.ts': importing('../config.js'), 'src/config/config.ts': leaf },
   },
 ];
 
 /** Every layer, importing only what the rules allow: the Node root builds the Redis adapters, the app uses Hono. */
 const cleanTree: Tree = {
-  'src/clock.ts': leaf,
-  'src/config.ts': leaf,
-  'src/errors.ts': importing('hono/http-exception'),
-  'src/app-env.ts': importing('type:./observability/request-recorder.js'),
+  'src/base/clock.ts': leaf,
+  'src/config/config.ts': leaf,
+  'src/base/errors.ts': importing('hono/http-exception'),
+  'src/http/app-env.ts': importing('type:./observability/request-recorder.js'),
   'src/observability/request-recorder.ts': importing('../clock.js'),
   'src/shared-state/counter-store.ts': importing('../errors.js'),
   'src/lookup/types.ts': leaf,
@@ -154,13 +154,13 @@ const cleanTree: Tree = {
   'src/search/contract.ts': importing('../lookup/lookup-service.js', '../auth/gateway-tokens.js'),
   'src/routes/search.ts': importing('hono', 'type:../app-env.js', '../search/contract.js'),
   'src/middleware/log.ts': importing('type:hono', '../observability/request-recorder.js'),
-  'src/services.ts': importing('./search/contract.js', 'type:./lookup/types.js'),
-  'src/app.ts': importing('hono', './routes/search.js', './middleware/log.js', 'type:./services.js'),
+  'src/services/services.ts': importing('./search/contract.js', 'type:./lookup/types.js'),
+  'src/app/app.ts': importing('hono', './routes/search.js', './middleware/log.js', 'type:./services.js'),
   'src/runtime/redis/client.ts': importing('ioredis', '../../shared-state/counter-store.js'),
   'src/runtime/workers/main.ts': importing('../../app.js', '../../services.js'),
   'src/runtime/node/http.ts': importing('undici', 'node:http'),
   'src/runtime/node/gateway.ts': importing('../../app.js', '../../services.js', './http.js', '../redis/client.js'),
-  'src/simulator/app.ts': importing('hono', '../clock.js'),
+  'src/simulator/simulator-app.ts': importing('hono', '../clock.js'),
 };
 
 /** The depcruise step of `npm run lint`, as package.json spells it: what it cruises, with which configuration. */

@@ -1,6 +1,6 @@
 // The server span of a request Node's listener answers itself (the search door, the request rules' refusals, the HTTP
 // server's own refusals): the same span and trace id in the problem body as the app's middleware gives its answers.
-import { problemWithTraceId } from '../../errors.js';
+import { problemWithTraceId } from '../../base/errors.js';
 import { clientAddress } from '../../limits/client-address.js';
 import { endServerSpan, startServerSpan } from '../../observability/tracing/http-spans.js';
 import type { Span } from '../../observability/tracing/span.js';

@@ -1,0 +1,49 @@
+// GET /healthz (the process answers) and GET /readyz (it can serve searches: an upstream token is held
+// or can be obtained now), for container and orchestrator probes.
+import { Hono } from 'hono';
+import type { AppEnv } from '../../http/app-env.js';
+import { routeDocs } from '../../docs/route-docs.js';
+import { problemResponse } from '../../base/errors.js';
+import type { TokenManager } from '../../upstream/token-manager.js';
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+export interface HealthOptions {
+  upstreamTokens: Pick<TokenManager, 'getToken' | 'status'>;
+  clock: () => number;
+}
+
+export function healthRoutes(options: HealthOptions): Hono<AppEnv> {
+  const { upstreamTokens, clock } = options;
+  const app = new Hono<AppEnv>();
+
+  app.get('/healthz', routeDocs.healthz, (c) => c.json({ status: 'ok' }, 200, NO_STORE));
+
+  // The configuration was validated before this app existed, so readiness is about the upstream token.
+  app.get('/readyz', routeDocs.readyz, async (c) => {
+    const before = upstreamTokens.status();
+    if (before.hasToken) return c.json({ status: 'ready' }, 200, NO_STORE);
+    const notReady = (reason: string, retryAt: number | null) => {
+      const headers: Record<string, string> = { ...NO_STORE };
+      if (retryAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((retryAt - clock()) / 1000)));
+      return problemResponse('unavailable', `not ready: ${reason}`, c.get('requestId'), headers);
+    };
+    // While the token manager is backing off, say why without asking the token endpoint again.
+    if (before.retryAt !== null) {
+      return notReady(
+        `no upstream token (${before.lastError ?? 'refresh failing'}); next attempt after back-off`,
+        before.retryAt,
+      );
+    }
+    try {
+      // Single-flight inside the token manager: probes share the refresh that searches would start anyway.
+      await upstreamTokens.getToken();
+      return c.json({ status: 'ready' }, 200, NO_STORE);
+    } catch {
+      const after = upstreamTokens.status();
+      return notReady(`no upstream token (${after.lastError ?? 'refresh failed'})`, after.retryAt);
+    }
+  });
+
+  return app;
+}
