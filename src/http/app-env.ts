@@ -1,5 +1,5 @@
 // The Hono environment of the gateway app: the context variables every handler can read, typed once.
-import type { LookupNote } from '../observability/request-recorder.js';
+import type { LookupNote } from '../search/search-outcome.js';
 import type { Span } from '../observability/tracing/span.js';
 
 interface AppVariables {

@@ -10,11 +10,18 @@ import { clientAddress } from '../limits/client-address.js';
 import type { ConsoleRateLimiter, ConsumeOutcome } from '../limits/console-limits.js';
 import type { LookupResult, LookupService } from '../lookup/lookup-service.js';
 import type { Logger } from '../observability/logger.js';
-import type { LookupNote } from '../observability/request-recorder.js';
 import type { SearchResult, Telemetry } from '../observability/telemetry.js';
 import type { NumberNormalizer } from './normalize.js';
 import { lookupDeadline, readWhat, type LookupDeadline, type RequestParts } from '../request/request-parts.js';
-import type { Identified, SearchAsk, SearchFound, SearchOutcome, SearchRefused, SearchStep } from './search-outcome.js';
+import type {
+  Identified,
+  LookupNote,
+  SearchAsk,
+  SearchFound,
+  SearchOutcome,
+  SearchRefused,
+  SearchStep,
+} from './search-outcome.js';
 
 export interface SearchUseCaseOptions {
   gatewayTokens: GatewayTokens;

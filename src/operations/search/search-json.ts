@@ -4,10 +4,9 @@
 // which skips the Fetch API objects. A fresh hit is answered synchronously; everything else by a promise.
 import { problemAnswer, type ProblemAnswer } from '../../base/errors.js';
 import type { LookupResult } from '../../lookup/lookup-service.js';
-import type { LookupNote } from '../../observability/request-recorder.js';
 import type { Span } from '../../observability/tracing/span.js';
 import { requestIdOf, type RequestParts } from '../../request/request-parts.js';
-import type { SearchOutcome } from '../../search/search-outcome.js';
+import type { LookupNote, SearchOutcome } from '../../search/search-outcome.js';
 import type { SearchUseCase } from '../../search/search-use-case.js';
 
 export const SEARCH_ROUTE = '/v2/contacts/search';
