@@ -142,3 +142,27 @@ export const optionalText = z.pipe(
 
 /** Trimmed, non-empty text with a default. */
 export const textOr = (fallback: string) => z._default(text(z.minLength(1)), fallback);
+
+/** An http(s) URL, a trailing slash dropped. */
+export const httpUrl = z.pipe(
+  text(
+    z.refine((v) => URL.canParse(v), 'must be an absolute URL'),
+    z.refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL'),
+  ),
+  z.transform((v) => v.replace(/\/+$/, '')),
+);
+
+/** A comma-separated list, blanks dropped. */
+export const commaList = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+export const idList = z.pipe(z.optional(z.string()), z.transform(commaList));
+
+/** Empty means unset. */
+export const optionalSecret = z.pipe(
+  z.optional(z.string()),
+  z.transform((v) => (v ? v : undefined)),
+);
