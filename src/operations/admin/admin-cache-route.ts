@@ -3,7 +3,7 @@
 // `reach` says how far it went: `process`, `deployment` (Redis) or `data-centre` (Workers' Cache API).
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { adminDocs } from './admin-docs.js';
 import { GatewayError } from '../../base/errors.js';
 import { bearerAuth } from '../../middleware/client-auth.js';
 import type { Services } from '../../services/services.js';
@@ -39,7 +39,7 @@ export function adminCacheRoutes(
   const { lookupCache: cache, logger } = services;
   const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.clients.isAdmin)] as const;
 
-  app.delete('/admin/cache/:number', routeDocs.purgeNumber, ...guard, async (c) => {
+  app.delete('/admin/cache/:number', adminDocs.purgeNumber, ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.
     const e164 = services.normalizer.normalize(c.req.param('number'), 'The number in the path (/admin/cache/{number})');
     const { purged, shared } = await cache.purge(e164);
@@ -48,7 +48,7 @@ export function adminCacheRoutes(
     return c.json({ number: e164, purged, reach: cache.purgeReach }, 200, NO_STORE);
   });
 
-  app.delete('/admin/cache', routeDocs.purgeAll, ...guard, async (c) => {
+  app.delete('/admin/cache', adminDocs.purgeAll, ...guard, async (c) => {
     const { purged, shared } = await cache.purgeAll();
     logger.info({ event: 'cache_purge', scope: 'all', clientId: c.get('clientId'), purged, shared }, 'cache purged');
     if (shared === false) throw notShared();

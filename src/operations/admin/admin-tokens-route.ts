@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
 import { contentTypeIs } from '../../auth/media-type.js';
 import { revokeClientTokens } from '../../auth/token-revocation.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { adminDocs } from './admin-docs.js';
 import { GatewayError } from '../../base/errors.js';
 import { bearerAuth } from '../../middleware/client-auth.js';
 import type { Services } from '../../services/services.js';
@@ -38,7 +38,7 @@ export function adminTokenRoutes(
     adminOnly(services.clients.isAdmin, "revoke a client's tokens"),
   ] as const;
 
-  app.post('/admin/tokens/revoke-client', routeDocs.revokeClient, ...guard, async (c) => {
+  app.post('/admin/tokens/revoke-client', adminDocs.revokeClient, ...guard, async (c) => {
     const clientId = await clientIdOf(c.req.header('content-type'), () => c.req.json());
     if (!services.clients.has(clientId)) throw new GatewayError('not_found', 'No registered client has this id.');
     const maxTtl = services.clients.maxTokenTtlSeconds(services.config.gatewayTokens.ttlSeconds);

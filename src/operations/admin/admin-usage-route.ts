@@ -2,7 +2,7 @@
 // for the clients in GATEWAY_ADMIN_CLIENTS.
 import { Hono } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { adminDocs } from './admin-docs.js';
 import { bearerAuth } from '../../middleware/client-auth.js';
 import type { Services } from '../../services/services.js';
 import { adminOnly } from './admin-cache-route.js';
@@ -11,7 +11,7 @@ export function adminUsageRoutes(services: Pick<Services, 'clients' | 'gatewayTo
   const app = new Hono<AppEnv>();
   app.get(
     '/admin/usage',
-    routeDocs.usage,
+    adminDocs.usage,
     bearerAuth({ tokens: services.gatewayTokens }),
     adminOnly(services.clients.isAdmin, 'read the usage'),
     async (c) => c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),

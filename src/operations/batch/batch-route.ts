@@ -4,7 +4,7 @@
 // once; one deadline bounds the whole batch.
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { batchDocs } from './batch-docs.js';
 import { GatewayError, problemFor } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import { PRIVATE_ANSWER } from '../search/search-json.js';
@@ -122,7 +122,7 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'searche
   const max = config.batch.maxNumbers;
   const app = new Hono<AppEnv>();
 
-  app.post(BATCH_ROUTE, routeDocs.batch, async (c: Context<AppEnv>) => {
+  app.post(BATCH_ROUTE, batchDocs.batch, async (c: Context<AppEnv>) => {
     const who = await searches.identify(requestOf(c, peerAddress));
     if ('refused' in who) throw who.refused;
     c.set('clientId', who.client);

@@ -3,7 +3,7 @@
 // credentials that are wrong (401) or throttled (429) get another status, also with the fallback as body.
 import { Hono } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { cnamDocs } from './cnam-docs.js';
 import { createCallerNameOf, type CallerNameOf } from './caller-name.js';
 import type { ErrorCode } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
@@ -88,7 +88,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'searches
   });
   const app = new Hono<AppEnv>();
 
-  app.get(CNAM_ROUTE, routeDocs.cnam, async (c) => {
+  app.get(CNAM_ROUTE, cnamDocs.cnam, async (c) => {
     const request = requestOf(c, peerAddress);
     const ask = {
       target: c.req.url,

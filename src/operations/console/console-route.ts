@@ -1,7 +1,7 @@
 // The anonymous console: its page, its own script and style, and the one search it allows, under /console.
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { consoleDocs } from './console-docs.js';
 import { problemResponse } from '../../base/errors.js';
 import { requestOf } from '../../http/request-of.js';
 import { PRIVATE_ANSWER } from '../search/search-json.js';
@@ -65,7 +65,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     );
   };
 
-  app.get(CONSOLE_PAGE_PATH, routeDocs.consolePage, (c) =>
+  app.get(CONSOLE_PAGE_PATH, consoleDocs.consolePage, (c) =>
     c.html(
       renderConsolePage({
         provider,
@@ -88,7 +88,7 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
     c.body(CONSOLE_ICON, 200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }),
   );
 
-  app.get(CONSOLE_SEARCH_PATH, routeDocs.consoleSearch, async (c) => {
+  app.get(CONSOLE_SEARCH_PATH, consoleDocs.consoleSearch, async (c) => {
     const request = requestOf(c, services.peerAddress);
     const ask = {
       target: c.req.url,

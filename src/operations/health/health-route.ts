@@ -2,7 +2,7 @@
 // or can be obtained now), for container and orchestrator probes.
 import { Hono } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { healthDocs } from './health-docs.js';
 import { problemResponse } from '../../base/errors.js';
 import type { TokenManager } from '../../upstream/token-manager.js';
 
@@ -17,10 +17,10 @@ export function healthRoutes(options: HealthOptions): Hono<AppEnv> {
   const { upstreamTokens, clock } = options;
   const app = new Hono<AppEnv>();
 
-  app.get('/healthz', routeDocs.healthz, (c) => c.json({ status: 'ok' }, 200, NO_STORE));
+  app.get('/healthz', healthDocs.healthz, (c) => c.json({ status: 'ok' }, 200, NO_STORE));
 
   // The configuration was validated before this app existed, so readiness is about the upstream token.
-  app.get('/readyz', routeDocs.readyz, async (c) => {
+  app.get('/readyz', healthDocs.readyz, async (c) => {
     const before = upstreamTokens.status();
     if (before.hasToken) return c.json({ status: 'ready' }, 200, NO_STORE);
     const notReady = (reason: string, retryAt: number | null) => {

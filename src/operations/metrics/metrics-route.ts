@@ -3,7 +3,7 @@
 import { Hono, type Context } from 'hono';
 import { accepts } from 'hono/accepts';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { metricsDocs } from './metrics-docs.js';
 import { constantTimeEqual, sha256Hex } from '../../auth/client-registry.js';
 import { problemResponse } from '../../base/errors.js';
 import type { MetricsEndpoint, MetricsFormat } from '../../observability/metrics.js';
@@ -48,7 +48,7 @@ export function metricsRoutes(options: MetricsRouteOptions): Hono<AppEnv> {
   const { metrics, token } = options;
   const app = new Hono<AppEnv>();
 
-  app.get('/metrics', routeDocs.metrics, async (c) => {
+  app.get('/metrics', metricsDocs.metrics, async (c) => {
     if (token !== undefined) {
       const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header('authorization') ?? '');
       if (!match || !(await sameSecret(match[1]!, token))) {

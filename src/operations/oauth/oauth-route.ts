@@ -15,7 +15,7 @@ import { introspectToken, OAUTH_INTROSPECT_PATH } from '../../auth/token-introsp
 import { adminTokenRoutes } from '../admin/admin-tokens-route.js';
 import { GATEWAY_SCOPE } from '../../auth/gateway-tokens.js';
 import { DOCS_PATH } from '../../docs/docs-page.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { oauthDocs } from './oauth-docs.js';
 import type { Services } from '../../services/services.js';
 import { grantRequestOf } from '../token-login/token-login-route.js';
 
@@ -88,7 +88,7 @@ export function oauthServerRoutes(
   // Swagger UI's page only where this runtime serves it (Node; Workers answer 404 for /docs).
   const documented = config.docs.enabled && services.docsAssets !== undefined;
 
-  app.get(OAUTH_METADATA_PATH, routeDocs.oauthMetadata, (c) => {
+  app.get(OAUTH_METADATA_PATH, oauthDocs.oauthMetadata, (c) => {
     const { issuer, shared } = issuerOf(c, services);
     return c.json(
       {
@@ -110,7 +110,7 @@ export function oauthServerRoutes(
     );
   });
 
-  app.post(OAUTH_TOKEN_PATH, routeDocs.oauthToken, (c) =>
+  app.post(OAUTH_TOKEN_PATH, oauthDocs.oauthToken, (c) =>
     answering(c, async () => {
       const request = grantRequestOf(c, services.addressOf);
       const granted = await grantClientCredentials(services, request, { checkScope: true });
@@ -120,7 +120,7 @@ export function oauthServerRoutes(
     }),
   );
 
-  app.post(OAUTH_REVOKE_PATH, routeDocs.oauthRevoke, (c) =>
+  app.post(OAUTH_REVOKE_PATH, oauthDocs.oauthRevoke, (c) =>
     answering(c, async () => {
       const { shared } = await revokeToken(revocationServices, grantRequestOf(c, services.addressOf));
       // RFC 7009 section 2.2.1: 503 with Retry-After when the revocation could not be completed for the deployment.
@@ -134,7 +134,7 @@ export function oauthServerRoutes(
     }),
   );
 
-  app.post(OAUTH_INTROSPECT_PATH, routeDocs.oauthIntrospect, (c) =>
+  app.post(OAUTH_INTROSPECT_PATH, oauthDocs.oauthIntrospect, (c) =>
     answering(c, async () =>
       c.json(await introspectToken(revocationServices, grantRequestOf(c, services.addressOf)), 200, NO_STORE),
     ),

@@ -3,7 +3,7 @@
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../../http/app-env.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { searchDocs } from './search-docs.js';
 import { SEARCH_ROUTE, type SearchContract } from './search-json.js';
 import { requestOf } from '../../http/request-of.js';
 
@@ -20,7 +20,7 @@ export function contactsSearchRoutes(services: SearchRouteServices): Hono<AppEnv
   const app = new Hono<AppEnv>();
   const { search, peerAddress } = services;
 
-  app.get(SEARCH_ROUTE, routeDocs.search, async (c) => {
+  app.get(SEARCH_ROUTE, searchDocs.search, async (c) => {
     const answer = await search.answer(requestOf(c, peerAddress), c.get('span'));
     // For the access log, as every route records its caller.
     if (answer.clientId !== undefined) c.set('clientId', answer.clientId);

@@ -4,7 +4,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
 import { grantClientCredentials, type GrantServices } from '../../auth/client-credentials-grant.js';
 import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE, type OAuthRequest } from '../../auth/endpoint-client-auth.js';
-import { routeDocs } from '../../docs/route-docs.js';
+import { tokenLoginDocs } from './token-login-docs.js';
 import { GatewayError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 
@@ -34,7 +34,7 @@ export function grantRequestOf(c: Context<AppEnv>, addressOf: Services['addressO
 export function tokenLoginRoutes(services: GrantServices & Pick<Services, 'addressOf'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.post('/token/login', routeDocs.tokenLogin, async (c) => {
+  app.post('/token/login', tokenLoginDocs.tokenLogin, async (c) => {
     const granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), {
       checkScope: false,
     }).catch((err: unknown) => {
