@@ -5,9 +5,9 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
 import { batchDocs } from './batch-docs.js';
-import { GatewayError, problemFor } from '../../base/errors.js';
+import { renderBatch } from './batch-json.js';
+import { GatewayError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
-import { PRIVATE_ANSWER } from '../search/search-json.js';
 import type { SearchAsk, SearchOutcome, SearchRefused } from '../../search/search-outcome.js';
 import type { SearchUseCase } from '../../search/search-use-case.js';
 import { requestOf } from '../../http/request-of.js';
@@ -44,30 +44,6 @@ function readNumbers(text: string, max: number): string[] {
   const bad = numbers.findIndex((n) => typeof n !== 'string');
   if (bad !== -1) throw new GatewayError('bad_request', `numbers[${bad}] is not a string.`);
   return numbers as string[];
-}
-
-/** One item of the batch's answer: the upstream's JSON as the single search passes it through, or the problem. */
-function itemJson(what: string, outcome: SearchOutcome, requestId: string): string {
-  const e164 = outcome.lookup?.e164;
-  const head = `{"what":${JSON.stringify(what)},"e164":${e164 === undefined ? 'null' : JSON.stringify(e164)}`;
-  if ('found' in outcome) {
-    const { found } = outcome;
-    // The upstream's JSON (vouched for when it arrived) goes in unparsed, as the single search passes it through.
-    return `${head},"status":200,"cacheStatus":${JSON.stringify(found.cacheStatus ?? null)},"body":${found.body}}`;
-  }
-  const err = outcome.refused;
-  const cacheStatus = err.headers['cache-status'];
-  const problem = { ...err.extensions, ...problemFor(err.code, err.message, requestId) };
-  return `${head},"status":${err.status}${cacheStatus === undefined ? '' : `,"cacheStatus":${JSON.stringify(cacheStatus)}`},"problem":${JSON.stringify(problem)}}`;
-}
-
-/** The batch's header fields: JSON, private, the caller's rate after its last search, the wait applied. */
-function batchHeaders(outcomes: readonly SearchOutcome[]): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': PRIVATE_ANSWER };
-  const last = outcomes.findLast((o) => o.rateHeaders !== undefined);
-  if (last?.preferenceApplied !== undefined) headers['preference-applied'] = last.preferenceApplied;
-  if (last?.rateHeaders !== undefined) Object.assign(headers, last.rateHeaders);
-  return headers;
 }
 
 type Searched =
@@ -141,8 +117,8 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'searche
     // Every search settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
     const settled = new Map<string, SearchOutcome>();
     await Promise.all([...searched.outcomes].map(async ([what, pending]) => settled.set(what, await pending)));
-    const items = numbers.map((what) => itemJson(what, settled.get(what)!, requestId));
-    return c.body(`{"results":[${items.join(',')}]}`, 200, batchHeaders([...settled.values()]));
+    const { headers, body } = renderBatch(numbers, settled, requestId);
+    return c.body(body, 200, headers);
   });
 
   return app;
