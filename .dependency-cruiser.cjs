@@ -1,14 +1,22 @@
 // The layer rules of src/ (docs/architecture.md, "Layers"): no cycle, types flow down, the runtime adapters serve
-// the app without knowing its routes, the domain knows no web framework, and the runtimes never import each other.
+// the app without knowing its operations, the domain knows no web framework (not even through another file), and the
+// runtimes never import each other.
 
-/** The runtime-neutral folders below the routes: what a search, a login or a lookup decides. */
-const DOMAIN = 'lookup|guard|limits|upstream|auth|cnam|search|request';
+/** The runtime-neutral folders below the operations: what a search, a login or a lookup decides. */
+const DOMAIN = 'lookup|guard|limits|upstream|auth|search|request';
 /** The ports the domain writes to (shared state, telemetry, logs). */
 const PORTS = 'shared-state|observability';
-/** The layer that speaks HTTP through Hono: routes, the console, the docs, the middleware. */
-const HTTP_LAYER = '^src/(routes|console|docs|middleware)/';
-/** The files at the root of src/ that sit below everything: settings, errors, time, a bounded body read. */
-const BASE_FILES = '^src/(config|errors|clock|bounded-body)\\.ts$';
+/** What sits below everything: the settings (config/) and the base types (base/: errors, time, a bounded body read). */
+const BASE = 'base|config';
+/** The layer that speaks HTTP through Hono: the operations, what their routes share (http/), the docs, the middleware. */
+const HTTP_LAYER = '^src/(operations|http|docs|middleware)/';
+/** The composition: the Hono app (app/) and the services it is given (services/). */
+const COMPOSITION = '^src/(app|services)/';
+/**
+ * The search's JSON renderer, which Node's listener calls beside the app (runtime/node/search-door.ts): the one file
+ * of an operation a runtime adapter imports, held to the domain's rule (no Hono, however far it reaches).
+ */
+const SEARCH_RENDERER = '^src/operations/search/search-json\\.ts$';
 /** Hono itself, resolved (node_modules/hono/...) or not (a fixture without node_modules). */
 const HONO = ['(^|/)node_modules/(hono|@hono/[^/]+)/', '^(hono|@hono/[^/]+)(/|$)'];
 
@@ -54,24 +62,31 @@ const forbidden = [
     name: 'runtime-below-the-app',
     severity: 'error',
     comment:
-      "A runtime adapter serves the app (app.ts, services.ts) without knowing its parts: no routes/, console/, docs/, middleware/, nor app-env.ts (the app's Hono variables). A type both need moves down to the domain or its ports.",
+      "A runtime adapter serves the app (app/, services/) without knowing its parts: no operations/, http/ (the app's Hono variables), docs/ nor middleware/, but the search's JSON renderer Node's listener calls. A type both need moves down to the domain or its ports.",
     from: { path: '^src/runtime/' },
-    to: { path: [HTTP_LAYER, '^src/app-env\\.ts$'] },
+    to: { path: HTTP_LAYER, pathNot: SEARCH_RENDERER },
   },
   {
     name: 'domain-without-hono',
     severity: 'error',
-    comment: `The domain and its ports (${DOMAIN}|${PORTS}) are runtime- and framework-neutral: no hono, hono/*, @hono/*, nor app-env.ts. The app passes them what they need from Hono.`,
-    from: { path: `^src/(${DOMAIN}|${PORTS})/` },
-    to: { path: [...HONO, '^src/app-env\\.ts$'] },
+    comment: `The domain, its ports and the base (${DOMAIN}|${PORTS}|${BASE}), and the search renderer Node's listener calls, are runtime- and framework-neutral: no hono, hono/*, @hono/*, directly or through any other file. The app passes them what they need from Hono.`,
+    from: { path: [`^src/(${DOMAIN}|${PORTS}|${BASE})/`, SEARCH_RENDERER] },
+    to: { path: HONO, reachable: true },
   },
   {
     name: 'domain-below-routes',
     severity: 'error',
     comment:
-      'Types flow down: the domain and its ports never import the routes, the console, the docs, the middleware or the app (app.ts, services.ts and the other files at the root of src/ but config.ts, errors.ts, clock.ts and bounded-body.ts).',
-    from: { path: `^src/(${DOMAIN}|${PORTS})/` },
-    to: { path: [HTTP_LAYER, '^src/[^/]+$'], pathNot: [BASE_FILES, '^src/app-env\\.ts$'] },
+      'Types flow down: the domain, its ports and the base never import the operations, http/, the docs, the middleware, the composition (app/, services/) or a file at the root of src/.',
+    from: { path: `^src/(${DOMAIN}|${PORTS}|${BASE})/` },
+    to: { path: [HTTP_LAYER, COMPOSITION, '^src/[^/]+$'] },
+  },
+  {
+    name: 'base-at-the-bottom',
+    severity: 'error',
+    comment: 'The base and the settings (base/, config/) sit below the domain and its ports: they import none of them.',
+    from: { path: `^src/(${BASE})/` },
+    to: { path: `^src/(${DOMAIN}|${PORTS})/` },
   },
   {
     name: 'ports-below-domain',
@@ -114,7 +129,7 @@ const forbidden = [
     severity: 'error',
     comment: 'The simulator is the upstream: it shares nothing with the gateway but the clock.',
     from: { path: '^src/simulator/' },
-    to: { path: '^src/', pathNot: '^src/(simulator/|clock\\.ts$)' },
+    to: { path: '^src/', pathNot: '^src/(simulator/|base/clock\\.ts$)' },
   },
 ];
 
@@ -122,9 +137,10 @@ module.exports = {
   forbidden,
   options: {
     doNotFollow: { path: 'node_modules' },
-    // Only the ambient declarations of src/ are left out: the packages' own .d.ts files are what a type-first
+    // The unit tests beside the code (`*.test.ts`) are left out (they import test helpers and Node's built-ins), and of
+    // the rest only the ambient declarations of src/: the packages' own .d.ts files are what a type-first
     // `exports` map resolves to, and leaving them out would hide the imports of hono, ioredis or pino.
-    exclude: { path: '^src/.*\\.d\\.ts$' },
+    exclude: { path: ['^src/.*\\.d\\.ts$', '^src/.*\\.test\\.tsx?$'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

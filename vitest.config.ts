@@ -1,4 +1,5 @@
-// Test runner configuration: unit and integration tests in Node, real sockets on loopback ports.
+// Test runner configuration: the unit tests beside their code in src/ and the integration tests of test/ in Node,
+// real sockets on loopback ports.
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -63,7 +64,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'shared',
-          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
           exclude: [...WORKERD, ...ALONE, ...HEAVY, ...APART],
           // They wait on sockets, child processes and timers more than on the CPU: three files at a time, with the
           // heavy ones and the one apart (one group: the same order and number of workers). vitest starts a group's

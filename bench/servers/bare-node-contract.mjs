@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createNodeLogger } from '../../dist/runtime/node/logger.js';
+import { createNodeLogger } from '../../dist/runtime/node/node-logger.js';
 import { createKeyedHasher } from '../../dist/observability/keyed-hash.js';
 import { createRequestRecorder } from '../../dist/observability/request-recorder.js';
 

@@ -2,7 +2,7 @@
 // the search, CNAM, batch): RFC 7617's base64 of UTF-8, each half form-urlencoded as RFC 6749 section 2.3.1 says,
 // checked by one function that counts every failure, a malformed header included, once against the login throttle.
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClientRegistry } from './client-registry.js';
 import { logLoginFailed, type LoginScheme } from './login-failure.js';

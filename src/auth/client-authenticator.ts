@@ -1,6 +1,6 @@
 // Who a request is for, from its Authorization field: a registered client's gateway token (Bearer), or its id and
 // secret as HTTP Basic credentials (a dialplan cannot log in first). A refusal is a GatewayError to answer with.
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { isBasicScheme, type BasicCredentials } from './basic-credentials.js';
 import { bearerToken, isBearerScheme, type GatewayTokens } from './gateway-tokens.js';
 

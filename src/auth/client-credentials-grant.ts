@@ -9,7 +9,7 @@ import {
 } from './endpoint-client-auth.js';
 import { GATEWAY_SCOPE, type GatewayTokens } from './gateway-tokens.js';
 
-/** The RFC 6749 token endpoint (src/routes/oauth-server.ts) and its RFC 8414 metadata. */
+/** The RFC 6749 token endpoint (src/operations/oauth/oauth-route.ts) and its RFC 8414 metadata. */
 export const OAUTH_TOKEN_PATH = '/oauth2/token';
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server';
 

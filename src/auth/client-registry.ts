@@ -1,7 +1,7 @@
 // The internal clients allowed to obtain gateway tokens: SHA-256 digests of their secrets (several during a
 // rotation, each until its `not_after`), admin or not, quota and token lifetime. Replaced whole when the clients
 // file is read again; a client no longer listed is refused at once, its tokens with it.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ClientEntry } from './clients-file.js';
 
 const encoder = new TextEncoder();

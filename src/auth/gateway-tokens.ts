@@ -1,7 +1,7 @@
 // Stateless gateway tokens: HS256 JWTs with a key id, so replicas and Workers verify them without shared
 // state and keys can rotate. Verified tokens are remembered until they expire, keeping crypto off the hit path.
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import { sha256Hex } from './client-registry.js';
 import type { RevocationList } from './revocations.js';
 
@@ -76,7 +76,7 @@ interface Hs256Key extends JsonWebKey {
 type TokenClaims = Record<string, unknown>;
 
 /**
- * HS256 JSON Web Tokens (RFC 7519). The app passes Hono's JWT helpers (`src/hs256-jwt.ts`): the tokens' rules are
+ * HS256 JSON Web Tokens (RFC 7519). The app passes Hono's JWT helpers (`src/services/hs256-jwt.ts`): the tokens' rules are
  * here, the signing is the library's, and auth/ imports no web framework.
  */
 export interface Hs256Jwt {

@@ -2,7 +2,7 @@
 // map lookups and no round trip, and the port through which a revocation reaches the other replicas (Redis
 // publish plus a denylist on Node, a Durable Object on Workers; without a shared store, this process alone).
 // The set is bounded by count as well as by time: a token revocation beyond a bound widens into its client's cut.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 
 /** One revocation: a single token until it expires, or every token of a client issued up to a time. */
 export type Revocation =

@@ -5,7 +5,7 @@ import { authenticateEndpointClient, readOAuthForm, type OAuthRequest } from './
 import { GATEWAY_SCOPE } from './gateway-tokens.js';
 import type { RevocationServices } from './token-revocation.js';
 
-/** RFC 7662's introspection endpoint (src/routes/oauth-server.ts). */
+/** RFC 7662's introspection endpoint (src/operations/oauth/oauth-route.ts). */
 export const OAUTH_INTROSPECT_PATH = '/oauth2/introspect';
 
 /** RFC 7662 section 2.2: `active` alone for a token that is not active, else what the gateway knows of it. */

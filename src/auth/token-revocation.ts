@@ -1,7 +1,7 @@
 // Revoking gateway tokens: one token at POST /oauth2/revoke (RFC 7009; a client its own, an admin client any), or
 // every token issued to a client up to now (POST /admin/tokens/revoke-client). Both go through the deployment's
 // revocations (auth/revocations.ts), so every replica refuses the token; the routes only word the answers.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { Logger } from '../observability/logger.js';
 import {
   authenticateEndpointClient,
@@ -12,7 +12,7 @@ import {
 import type { GatewayTokens } from './gateway-tokens.js';
 import type { Revocations } from './revocations.js';
 
-/** RFC 7009's revocation endpoint (src/routes/oauth-server.ts). */
+/** RFC 7009's revocation endpoint (src/operations/oauth/oauth-route.ts). */
 export const OAUTH_REVOKE_PATH = '/oauth2/revoke';
 
 export type RevocationServices = EndpointClientServices & {

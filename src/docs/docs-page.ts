@@ -1,6 +1,6 @@
 // The HTML of /docs (Swagger UI over /openapi.json, its assets from the gateway itself) and of /docs/problems
 // (one anchor per problem type), with their own small script and stylesheet: nothing inline, nothing third-party.
-import { errorCodes, problemSlug, type ErrorCode } from '../errors.js';
+import { errorCodes, problemSlug, type ErrorCode } from '../base/errors.js';
 import { PROBLEM_CATALOGUE } from './problem-catalogue.js';
 
 export const DOCS_PATH = '/docs';

@@ -3,10 +3,10 @@
 // stays, since every problem answer links to it.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { openAPIRouteHandler } from 'hono-openapi';
-import type { AppEnv } from '../app-env.js';
-import type { Config } from '../config.js';
-import { SWAGGER_UI_FILES, type DocsAssets } from '../docs-assets.js';
-import { PROBLEMS_PAGE_PATH, problemResponse } from '../errors.js';
+import type { AppEnv } from '../http/app-env.js';
+import type { Config } from '../config/config.js';
+import { SWAGGER_UI_FILES, type DocsAssets } from '../base/docs-assets.js';
+import { PROBLEMS_PAGE_PATH, problemResponse } from '../base/errors.js';
 import {
   DOCS_ASSETS_PATH,
   DOCS_CONTENT_SECURITY_POLICY,

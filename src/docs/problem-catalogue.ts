@@ -1,6 +1,6 @@
 // What each problem type means and what a caller should do about it: the entries of /docs/problems, which the
 // `type` URI of every problem+json answer points at. A Record over ErrorCode, so a new code cannot go undocumented.
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../base/errors.js';
 
 export interface ProblemEntry {
   /** When the gateway answers with it. */

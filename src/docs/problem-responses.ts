@@ -1,7 +1,7 @@
 // The problem responses of an operation in the OpenAPI document: the codes a route can answer with, grouped by
 // status, each status's `type` limited to exactly those codes' URIs, and described from the problem catalogue.
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { errorCodes, problemType, type ErrorCode } from '../errors.js';
+import { errorCodes, problemType, type ErrorCode } from '../base/errors.js';
 import { ref } from './openapi-schemas.js';
 
 const PROBLEM_JSON = 'application/problem+json';

@@ -4,7 +4,7 @@
 // ago), each caller's own waiters in order; and while the queue is full, a caller with fewer waiters than its
 // share (the queue divided by the callers present) takes the place of the newest waiter of the caller with the
 // most. So one caller flooding batches cannot keep another's single search from the upstream.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 
 export type Release = () => void;
 

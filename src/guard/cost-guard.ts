@@ -1,11 +1,11 @@
 // The cost guard of the paid upstream, built once per process: the per-client rate, the guarded upstream load
 // (cooldown, breaker, quotas, budget, concurrency), what each caller searched today, and its usage report.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import { createClientRate, type ClientRate } from '../limits/client-rate.js';
 import type { RateLimitHeaderFormat } from '../limits/headers.js';
 import type { SharedLimiters } from '../limits/limit.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
-import type { GuardConfig } from '../config.js';
+import type { GuardConfig } from '../config/config.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { GuardStatus } from '../observability/guard-metrics.js';
 import type { SearchResult, Telemetry } from '../observability/telemetry.js';

@@ -1,6 +1,6 @@
 // When the upstream is paused: an upstream 429's cooldown, the circuit breaker, and both told to and learned from the
 // other replicas through the counter store. The upstream guard asks these before every upstream search call.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { BreakerStateName } from '../observability/guard-metrics.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 

@@ -1,7 +1,7 @@
 // Daily upstream quotas per caller and the deployment's daily budget, counted in the counter store: a call is
 // reserved before it is made (so a burst cannot overshoot, across replicas too) and refunded when it failed.
-import type { Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import type { Clock } from '../base/clock.js';
+import { GatewayError } from '../base/errors.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 

@@ -1,8 +1,8 @@
 // Every real upstream search call passes here (it wraps the cache's load, which only runs for one): an upstream
 // 429's cooldown, the circuit breaker, the caller's quota and the budget (reserved before the call, refunded
 // when it fails), and the bound on calls in flight. Cached answers never reach it, so they are always served.
-import type { Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import type { Clock } from '../base/clock.js';
+import { GatewayError } from '../base/errors.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { UpstreamAnswer } from '../upstream/search-client.js';
 import type { Telemetry } from '../observability/telemetry.js';

@@ -2,7 +2,7 @@
 // Node's search door too). Counted on this process at once and reconciled with the limit's store in the
 // background (its rate-limiter-flexible limiter: RateLimiterRedis, the Durable Object store, or memory): never a
 // network round trip per search.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import { createLocalCounters } from './local-counters.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import type { StoreHealth } from '../shared-state/store-health.js';

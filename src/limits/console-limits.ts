@@ -1,7 +1,7 @@
 // The console's anonymous rate limits: per client address and a total budget, two limits called in turn (the
 // address first, so one client over its own limit cannot also drain the total).
-import type { Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import type { Clock } from '../base/clock.js';
+import { GatewayError } from '../base/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitScope } from '../observability/telemetry.js';
 import type { CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';

@@ -2,7 +2,7 @@
 // process's own takes since, whichever is more. What a limit counts on while its shared store cannot answer, so a
 // stall does not open a fresh window: a key counted full stays full, and one counted 3 of 5 allows 2 more, not 5.
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { CounterState } from '../shared-state/counter-store.js';
 
 interface FallbackCounts {

@@ -9,7 +9,7 @@
 import type { RateLimiterAbstract, RateLimiterRes as LimiterRes } from 'rate-limiter-flexible';
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { CounterState } from '../shared-state/counter-store.js';
 import type { CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';
 import type { StoreHealth } from '../shared-state/store-health.js';

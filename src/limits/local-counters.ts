@@ -2,7 +2,7 @@
 // store in the background (as Unkey's async rate limits): the cache-hit path counts here. A decision sees the
 // deployment's count as of the last reconciliation plus this process's count since, so replicas together can
 // overshoot a limit by at most what they count within one reconciliation interval.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 import type { RunInBackground } from '../shared-state/background.js';
 

@@ -2,7 +2,7 @@
 // and per client id and address. A client id alone is not limited: anyone could then lock a client out from
 // everywhere by failing in its name. Each attempt is counted before the secret is checked and given back when it
 // was right (rate-limiter-flexible's pattern for failed logins).
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { StoreHealth } from '../shared-state/store-health.js';
 import { createRateLimitFields, type RateLimitHeaderFormat } from './headers.js';
 import { createLimit, type SharedLimiters } from './limit.js';

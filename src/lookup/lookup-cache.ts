@@ -2,7 +2,7 @@
 // time (lru-cache's fetch), fresh / stale-while-revalidate / stale-if-error windows kept on the injected clock.
 // With a shared tier (tiered-load.ts) a local miss reads it before the upstream; hits stay in memory.
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { CacheResult } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
 import type { SpanContext } from '../observability/tracing/trace-context.js';

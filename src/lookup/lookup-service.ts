@@ -1,6 +1,6 @@
 // The one lookup path shared by the API and the console: an E.164 number in, the upstream's JSON out,
 // through the per-number cache, with what the cache did said in `Cache-Status` (RFC 9211) and `Age`.
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { noopTelemetry, type CacheResult, type Telemetry } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
 import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';

@@ -2,7 +2,7 @@
 // LRU has no fresh answer. It reads the tier first, fills it under a per-number lease so that concurrent misses on
 // different replicas make one upstream call, and goes on alone (one upstream call of its own) whenever the tier
 // fails or is slow, until it answers again.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import { TIER_ENTRY_VERSION, type LookupTier, type TierEntry } from '../shared-state/lookup-tier.js';
 import type { StoreHealth } from '../shared-state/store-health.js';

@@ -1,7 +1,7 @@
 // Records every request the app answers once, through the shared request recorder (metrics and one log line).
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv } from '../http/app-env.js';
 import { UNMATCHED_ROUTE } from '../observability/telemetry.js';
 import type { RequestRecorder } from '../observability/request-recorder.js';
 import { finishedRequest } from '../observability/served-request.js';

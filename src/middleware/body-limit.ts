@@ -4,8 +4,8 @@
 // body that fails to arrive whole (the client closed its connection mid-way) is refused here, whatever the route.
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { AppEnv } from '../app-env.js';
-import { GatewayError, problemResponse } from '../errors.js';
+import type { AppEnv } from '../http/app-env.js';
+import { GatewayError, problemResponse } from '../base/errors.js';
 import { tooLargeMessage, type BodyBoundOf } from '../request/request-rules.js';
 
 /** A body is declared by Content-Length (non-zero) or by Transfer-Encoding. */

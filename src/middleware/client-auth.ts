@@ -2,7 +2,7 @@
 // (auth/client-authenticator.ts), or the refusal as the app's problem+json answer. The searches identify their
 // caller through the search use case.
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv } from '../http/app-env.js';
 import { BEARER_REALM, unauthorized, verifyBearer } from '../auth/client-authenticator.js';
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
 

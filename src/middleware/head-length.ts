@@ -1,7 +1,7 @@
 // A HEAD answer carries the Content-Length its GET would (RFC 9110 section 9.3.2): Hono answers HEAD with the GET
 // route's answer without its body, and a runtime's adapter only sets a length where it writes a body.
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv } from '../http/app-env.js';
 
 export function headLength(): MiddlewareHandler<AppEnv> {
   return async function headLength(c, next) {

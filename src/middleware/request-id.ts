@@ -1,7 +1,7 @@
 // The request id of every answer: the caller's `X-Request-Id` when well formed, else a new one (request/request-parts.ts,
 // the rule the search contract applies too), kept for the handlers and the access log and sent back.
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv } from '../http/app-env.js';
 import { requestIdOf } from '../request/request-parts.js';
 
 export function requestId(): MiddlewareHandler<AppEnv> {

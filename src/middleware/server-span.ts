@@ -1,7 +1,7 @@
 // The server span of every request the app answers (observability/tracing/http-spans.ts): the caller's trace
 // continued, named by the route the request is for, ended with how it was answered; a problem body gets its trace id.
 import type { Context, HonoRequest, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.js';
+import type { AppEnv } from '../http/app-env.js';
 import { closeServerSpan, openServerSpan, takesTraceId, type Arrival } from '../observability/served-request.js';
 import type { Tracer } from '../observability/tracing/tracer.js';
 

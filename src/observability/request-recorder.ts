@@ -7,12 +7,6 @@ import type { MetricsEndpoint } from './metrics.js';
 import type { KeyedHasher } from './keyed-hash.js';
 import type { Span } from './tracing/span.js';
 
-/** What a search route looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
-export interface LookupNote {
-  e164: string;
-  cache?: CacheResult;
-}
-
 export interface FinishedRequest {
   requestId: string;
   method: string;
@@ -21,7 +15,8 @@ export interface FinishedRequest {
   status: number;
   elapsedMs: number;
   clientId?: string | undefined;
-  lookup?: LookupNote | undefined;
+  /** What a search looked up (the search's `LookupNote`): the number, logged only as a keyed hash, and the cache's result. */
+  lookup?: { e164: string; cache?: CacheResult | undefined } | undefined;
   /**
    * The request's server span: its trace and span ids (W3C Trace Context) go on the log line when it has a trace,
    * and on the duration as its exemplar when the gateway records it (the span is exported).

@@ -1,8 +1,8 @@
 // What every door writes of a request it answers, built here once: its server span (observability/tracing/
 // http-spans.ts) and its finished-request record (request-recorder.ts). The app's middleware (Hono, on Node and
 // Workers), Node's search door and Node's own refusals all call these, so their spans and log lines are the same.
-import { problemWithTraceId } from '../errors.js';
-import type { FinishedRequest, LookupNote } from './request-recorder.js';
+import { problemWithTraceId } from '../base/errors.js';
+import type { FinishedRequest } from './request-recorder.js';
 import { endServerSpan, startServerSpan } from './tracing/http-spans.js';
 import type { Span } from './tracing/span.js';
 import type { Tracer } from './tracing/tracer.js';
@@ -54,7 +54,7 @@ export interface Answered {
   /** What failed when no answer was given (`exception`). */
   errorType?: string | undefined;
   clientId?: string | undefined;
-  lookup?: LookupNote | undefined;
+  lookup?: FinishedRequest['lookup'];
 }
 
 /** Whether an answer's body goes to {@link closeServerSpan}: a problem's, when the request has a trace. */

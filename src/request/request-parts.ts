@@ -1,7 +1,7 @@
 // A request as every door hands it to runtime-neutral code (the request rules, the search), and what the gateway reads
 // from its parts, the same way on every runtime and route: its request id, the number it asks for (`what`) and how
 // long its caller waits (`Prefer: wait`).
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 
 export interface RequestParts {
   method: string;

@@ -3,7 +3,7 @@
 // target in a form the gateway serves. One function decides;
 // Node's listeners apply it before the Hono adapter sees the request, the app applies it as its first middleware.
 import { CLIENT_CHALLENGE } from '../auth/client-authenticator.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import type { RequestParts } from './request-parts.js';
 
 /**

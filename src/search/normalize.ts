@@ -9,7 +9,7 @@ import {
 } from 'libphonenumber-js/core';
 import metadata from 'libphonenumber-js/metadata.min.json';
 import { LRUCache } from 'lru-cache';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 
 export interface NumberNormalizer {
   /**

@@ -1,10 +1,16 @@
 // What one search is asked and what it comes to: who asks, what is asked, and the outcome every route renders (the
 // lookup's result, or the refusal and the step that refused).
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
-import type { LookupNote } from '../observability/request-recorder.js';
+import type { CacheResult } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
 import type { RequestParts } from '../request/request-parts.js';
+
+/** What a search looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
+export interface LookupNote {
+  e164: string;
+  cache?: CacheResult;
+}
 
 /** Who asks for a search. */
 export type Asker =

@@ -2,18 +2,26 @@
 // the caller's wait, the guarded lookup, and the count of what it came to.
 import type { ClientAuthenticator } from '../auth/client-authenticator.js';
 import { knownBearerClient, type GatewayTokens } from '../auth/gateway-tokens.js';
-import type { Clock } from '../clock.js';
-import { GatewayError, internalError, logIfFailed, type ErrorCode } from '../errors.js';
+import type { Clock } from '../base/clock.js';
+import { GatewayError, type ErrorCode } from '../base/errors.js';
+import { internalError, logIfFailed } from '../observability/error-log.js';
 import { CONSOLE_CLIENT, type CostGuard } from '../guard/cost-guard.js';
 import { clientAddress } from '../limits/client-address.js';
 import type { ConsoleRateLimiter, ConsumeOutcome } from '../limits/console-limits.js';
 import type { LookupResult, LookupService } from '../lookup/lookup-service.js';
 import type { Logger } from '../observability/logger.js';
-import type { LookupNote } from '../observability/request-recorder.js';
 import type { SearchResult, Telemetry } from '../observability/telemetry.js';
 import type { NumberNormalizer } from './normalize.js';
 import { lookupDeadline, readWhat, type LookupDeadline, type RequestParts } from '../request/request-parts.js';
-import type { Identified, SearchAsk, SearchFound, SearchOutcome, SearchRefused, SearchStep } from './search-outcome.js';
+import type {
+  Identified,
+  LookupNote,
+  SearchAsk,
+  SearchFound,
+  SearchOutcome,
+  SearchRefused,
+  SearchStep,
+} from './search-outcome.js';
 
 export interface SearchUseCaseOptions {
   gatewayTokens: GatewayTokens;

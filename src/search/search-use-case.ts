@@ -3,7 +3,7 @@
 // (search-steps.ts). The JSON search, CNAM, every item of a batch and the console call it and only render its
 // outcome (search-outcome.ts). A fresh hit is decided synchronously; anything that waits (a credential check, the
 // console's shared rate, a miss) by a promise that never rejects.
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
 import { lookupDeadline, type RequestParts } from '../request/request-parts.js';
 import type { Asker, Identified, SearchAsk, SearchOutcome } from './search-outcome.js';
 import {

@@ -1,9 +1,9 @@
 // A shared counter store with its store-error mode applied: while the shared store (Redis, a Durable Object)
 // cannot answer, a limit counts on this process (`memory`), stops counting (`open`) or refuses (`closed`),
 // and goes back to the shared store by itself once it answers again.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { CounterState, CounterStore } from './counter-store.js';
-import { createMemoryCounterStore } from './memory/counter-store.js';
+import { createMemoryCounterStore } from './memory/memory-counter-store.js';
 import type { StoreHealth } from './store-health.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 

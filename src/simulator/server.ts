@@ -2,7 +2,7 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createSimulator, type SimulatorControls, type SimulatorOptions } from './app.js';
+import { createSimulator, type SimulatorControls, type SimulatorOptions } from './simulator-app.js';
 
 export interface SimulatorServerOptions extends SimulatorOptions {
   /** Default 0: a free port chosen by the OS. */

@@ -1,5 +1,5 @@
 // An upstream 429: how long it asked the gateway to wait (`Retry-After`, RFC 9110 section 10.2.3).
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 
 /**
  * Milliseconds to wait from `now`, or null when the value is absent or neither form: delay-seconds

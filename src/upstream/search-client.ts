@@ -1,8 +1,8 @@
 // The upstream contact search: one deadline per lookup, the gateway's own token, one retry after a 401; and where the
 // gateway reads the upstream's answer (results, providers, names), for "no listing", the console filter and CNAM.
 
-import { systemClock, type Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import { systemClock, type Clock } from '../base/clock.js';
+import { GatewayError } from '../base/errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../observability/tracing/http-spans.js';
 import type { Span } from '../observability/tracing/span.js';
 import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
-import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './http.js';
+import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './upstream-http.js';
 import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 

@@ -1,8 +1,8 @@
 // Custody of the upstream bearer token: lazy single-flight refresh, refresh ahead, backoff on failure; with a
 // token store, one token and one refresh for the whole deployment (see shared-token.ts).
 
-import { systemClock, type Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import { systemClock, type Clock } from '../base/clock.js';
+import { GatewayError } from '../base/errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noopTelemetry, type Telemetry, type TokenRefreshReason } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';

@@ -1,6 +1,6 @@
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PHONES, TABLETS } from '../console/user-agents.js';
+import { PHONES, TABLETS } from '../helpers/user-agents.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

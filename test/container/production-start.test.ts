@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { buildDist, REPO, startGatewayProcess, type BuiltDist, type GatewayProcess } from './build-dist.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { freePort } from '../helpers/free-port.js';
 import { loginAt } from '../helpers/stack.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { freePort } from '../helpers/free-port.js';
 import { loginAt } from '../helpers/stack.js';

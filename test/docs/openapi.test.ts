@@ -2,8 +2,8 @@
 // answer the gateway gives (successes and problems of each route, over real sockets) matches it.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { errorCodes, problemSlug, type ErrorCode } from '../../src/errors.js';
+import { createApp } from '../../src/app/app.js';
+import { errorCodes, problemSlug, type ErrorCode } from '../../src/base/errors.js';
 import { createOpenApiChecker, seen, type OpenApiDocument, type SeenAnswer } from '../helpers/openapi-check.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

@@ -1,5 +1,5 @@
 // The cost guard's settings for unit tests: the parsed defaults with a test's overrides.
-import { parseConfig, type GuardConfig } from '../../src/config.js';
+import { parseConfig, type GuardConfig } from '../../src/config/config.js';
 
 export function guardConfig(overrides: Partial<GuardConfig> = {}): GuardConfig {
   return { ...parseConfig({}).guard, ...overrides };

@@ -2,7 +2,7 @@
 // Sentinel and Cluster tests ask of them alike (sharing, purges, traffic through a failover, sharing again).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { consoleSearch } from '../console/console-client.js';
+import { consoleSearch } from './console-client.js';
 import { startReplicas, type Replicas } from './replicas.js';
 
 export interface Answer {

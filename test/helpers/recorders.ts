@@ -1,7 +1,7 @@
 // In-memory stand-ins for the logger and telemetry ports, so tests can read what was reported, and a
 // helper to read the GatewayError a call rejects with.
 import { expect } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/base/errors.js';
 import type { LogFields, Logger } from '../../src/observability/logger.js';
 import { noopTelemetry, type Telemetry } from '../../src/observability/telemetry.js';
 

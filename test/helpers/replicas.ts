@@ -1,6 +1,6 @@
 // Several gateways (replicas of one deployment, e.g. sharing one REDIS_URL) in front of one simulator, on
 // loopback ports, each with its own captured log.
-import type { EnvSource } from '../../src/config.js';
+import type { EnvSource } from '../../src/config/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer, type SimulatorServerOptions } from '../../src/simulator/server.js';
 import { freePort } from './free-port.js';

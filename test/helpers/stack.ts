@@ -1,5 +1,5 @@
 // Starts the simulator and the gateway on loopback ports for integration tests, and logs clients in.
-import type { EnvSource } from '../../src/config.js';
+import type { EnvSource } from '../../src/config/config.js';
 import { sha256Hex } from '../../src/auth/client-registry.js';
 import { startNodeGateway, type NodeGatewayOptions, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { captureLogger, type CapturedLog } from './recorders.js';

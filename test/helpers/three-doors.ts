@@ -2,7 +2,7 @@
 // answers: Node's server over a real socket, the app in process (Fetch API objects, no socket), and the Worker in
 // workerd over a socket (when wrangler is installed).
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
-import type { EnvSource } from '../../src/settings-table.js';
+import type { EnvSource } from '../../src/config/settings-table.js';
 import { rawExchange, type RawResponse } from './raw-http.js';
 import type { captureLogger } from './recorders.js';
 import { wranglerPresent } from './wrangler-dev.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/client-registry.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { awayFromMinuteEnd } from '../helpers/minute-window.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { rateLimitOf } from '../helpers/rate-limit-fields.js';
-import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../helpers/console-client.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const NUMBER = '020 7946 0001';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../helpers/console-client.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitOf } from '../helpers/rate-limit-fields.js';
-import { consoleSearch, DESKTOP_HEADERS, rawRequest } from '../console/console-client.js';
-import { PHONES, TABLETS } from '../console/user-agents.js';
+import { consoleSearch, DESKTOP_HEADERS, rawRequest } from '../helpers/console-client.js';
+import { PHONES, TABLETS } from '../helpers/user-agents.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 interface SearchBody {

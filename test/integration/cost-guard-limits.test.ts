@@ -2,7 +2,7 @@
 // the daily budget shared with the console, /admin/usage and the per-client metrics.
 import { describe, expect, it } from 'vitest';
 import { rateLimitOf } from '../helpers/rate-limit-fields.js';
-import { consoleSearch } from '../console/console-client.js';
+import { consoleSearch } from '../helpers/console-client.js';
 import {
   awayFromMinuteEnd,
   metricValue,

@@ -3,7 +3,7 @@
 // is the request's origin, X-Forwarded-Proto/-Host believed only from trusted hops, and no cache may keep the
 // answer; NODE_ENV=production without PUBLIC_BASE_URL is refused at start with one line naming it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config.js';
 import { startNodeGateway } from '../../src/runtime/node/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { captureLogger, startStack, stackEnv, type Stack } from '../helpers/stack.js';

@@ -1,7 +1,7 @@
 // What a newcomer tripped over: the console's provider named as people write it, examples of the configured
 // region, error texts that agree with their titles, a favicon, and an `event` on every log line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleSearch, DESKTOP_HEADERS } from '../console/console-client.js';
+import { consoleSearch, DESKTOP_HEADERS } from '../helpers/console-client.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 interface SearchBody {

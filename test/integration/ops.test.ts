@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 
 const LISTED = '+442079460001';

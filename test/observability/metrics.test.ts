@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { Counter, Registry, register as globalRegistry, type OpenMetricsContentType } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
-import { metricSourcesOf } from '../../src/metric-sources.js';
+import { createNodeMetrics } from '../../src/runtime/node/node-metrics.js';
+import { metricSourcesOf } from '../../src/services/metric-sources.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 
 const hasPromtool = checkRequirement(fileRequirement('/usr/bin/promtool', 'promtool (Debian package prometheus)'));

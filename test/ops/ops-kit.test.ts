@@ -7,9 +7,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createNodeMetrics } from '../../src/runtime/node/metrics.js';
+import { createNodeMetrics } from '../../src/runtime/node/node-metrics.js';
 import { typeCheckK8s, validateComposeSchema, validateK8sSchema, type K8sObject } from '../helpers/manifest-checks.js';
 import { checkRequirement, fileRequirement, type Requirement } from '../helpers/requires.js';
 import {

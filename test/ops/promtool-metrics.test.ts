@@ -2,7 +2,7 @@
 // (`promtool check metrics`), and answers given before any route ran carry the route they were for.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleSearch } from '../console/console-client.js';
+import { consoleSearch } from '../helpers/console-client.js';
 import { checkRequirement, fileRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

@@ -1,8 +1,8 @@
 // One OTLP/HTTP export request (OpenTelemetry specification, "OTLP/HTTP"): a batch of spans POSTed to the traces
 // endpoint in the configured encoding, through the runtime's `fetch`, bounded by the export timeout. The collector's
 // answer is trusted with nothing: no redirect is followed, and at most a small, unencoded answer is read.
-import type { TracingConfig } from '../../config.js';
-import { declaredTooLarge, readWithin } from '../../bounded-body.js';
+import type { TracingConfig } from '../../config/config.js';
+import { declaredTooLarge, readWithin } from '../../base/bounded-body.js';
 import { encodeOtlpJson } from './otlp-json.js';
 import { encodeOtlpProtobuf } from './otlp-protobuf.js';
 import type { ExportSource } from './otlp-values.js';

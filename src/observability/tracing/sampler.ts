@@ -1,6 +1,6 @@
 // Which new traces are recorded: the OpenTelemetry SDK's samplers by their OTEL_TRACES_SAMPLER names. Spans under
 // a span of the gateway's own take its decision; only a trace's first span in the gateway asks the sampler.
-import type { TracingConfig } from '../../config.js';
+import type { TracingConfig } from '../../config/config.js';
 
 /**
  * A sampler by its OTEL_TRACES_SAMPLER name, the share of traces the `traceidratio` ones record (0 to 1), and how many

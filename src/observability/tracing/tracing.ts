@@ -1,6 +1,6 @@
 // An app's tracing, built once by the runtime's composition root from the configuration: the tracer the request
 // path uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
-import type { TracingConfig } from '../../config.js';
+import type { TracingConfig } from '../../config/config.js';
 import { otlpSender, type FetchFunction } from './otlp-http.js';
 import { callerSampleBudget } from './sampler.js';
 import { SpanBatcher, type BatcherRuntime } from './span-batcher.js';

@@ -1,7 +1,7 @@
 // Demo mode: with no upstream configured, the simulator runs on a loopback port and a demo client is made up,
 // so a newcomer can log in and search at once. Never in production.
 import { randomBytes } from 'node:crypto';
-import type { EnvSource } from '../../config.js';
+import type { EnvSource } from '../../config/config.js';
 import { sha256Hex } from '../../auth/client-registry.js';
 import { startSimulatorServer } from '../../simulator/server.js';
 

@@ -2,7 +2,7 @@
 // runs one dispatch, one timer and a list of chunks: no AbortSignal (an event target and a timer each, measured at
 // about 17 µs of CPU per request), no body stream and no async iteration, which `request()` and `fetch()` add.
 import { Agent, type Dispatcher } from 'undici';
-import { declaredTooLarge } from '../../bounded-body.js';
+import { declaredTooLarge } from '../../base/bounded-body.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   tooLarge,
@@ -10,7 +10,7 @@ import {
   type UpstreamHttp,
   type UpstreamRequest,
   type UpstreamResponse,
-} from '../../upstream/http.js';
+} from '../../upstream/upstream-http.js';
 
 export interface NodeHttpOptions {
   /** Open connections kept per upstream origin. */

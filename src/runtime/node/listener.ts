@@ -2,7 +2,7 @@
 // timeouts, a connection cap, and the request rules applied before anything reads the request; Node's own refusals
 // (a malformed request, an unknown expectation, CONNECT) answered as the rules answer theirs.
 import { createServer, type Server } from 'node:http';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import {
   answerClientErrors,
   answerConnect,
@@ -12,7 +12,7 @@ import {
   withRequestRules,
   type Listener,
   type NodeRulesOptions,
-} from './request-rules.js';
+} from './node-request-rules.js';
 
 export interface ListenerOptions extends NodeRulesOptions {
   http: Pick<Config['http'], 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>;

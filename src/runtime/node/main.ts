@@ -1,5 +1,5 @@
 // The Node entry point: reads process.env, starts the gateway, prints the demo walk-through, stops on signals.
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../config/config.js';
 import { demoCommands } from './demo.js';
 import { startNodeGateway } from './gateway.js';
 

@@ -1,4 +1,4 @@
-// Node's door of the search contract (search/search-contract.ts), behind the request rules and in front of the Hono
+// Node's door of the search contract (operations/search/search-json.ts), behind the request rules and in front of the Hono
 // listener: a search is handed to the contract as the raw request's parts and its answer written straight to the socket, without the Fetch API
 // objects (the profiles showed those cost more than the lookup itself on a hit, and a third of a miss's CPU).
 // Everything else, and any search the contract does not take this way, goes through the app unchanged.
@@ -6,10 +6,10 @@ import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { closeServerSpan, finishedRequest, openServerSpan, takesTraceId } from '../../observability/served-request.js';
 import type { Span } from '../../observability/tracing/span.js';
-import { SEARCH_ROUTE, type SearchAnswer } from '../../search/search-contract.js';
-import type { Services } from '../../services.js';
+import { SEARCH_ROUTE, type SearchAnswer } from '../../operations/search/search-json.js';
+import type { Services } from '../../services/services.js';
 import { nodeArrival } from './node-spans.js';
-import { ruledPartsOf, type Listener, type NodeParts } from './request-rules.js';
+import { ruledPartsOf, type Listener, type NodeParts } from './node-request-rules.js';
 
 /** The services the door answers with: the contract, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
 type DoorServices = Pick<Services, 'search' | 'recordRequest' | 'tracing' | 'config'>;

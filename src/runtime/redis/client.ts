@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Command, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisConnection } from '../../config.js';
+import type { RedisConnection } from '../../config/config.js';
 import type { Logger } from '../../observability/logger.js';
 import { isMisconfiguration, redisFailureCause, redisFailureLine, type RedisFailureCause } from './failure-cause.js';
 

@@ -1,7 +1,7 @@
 // Why Redis does not serve the gateway, read from what ioredis reports: a setting that is wrong (a master name the
 // Sentinels do not know, cluster nodes that are not in cluster mode, a refused password) or Redis not answering,
 // each as one log line naming the setting to look at. Addresses and reply codes only, never a credential.
-import type { RedisTarget } from '../../config.js';
+import type { RedisTarget } from '../../config/config.js';
 
 export type RedisFailureCause =
   'unreachable' | 'unknown_master' | 'not_cluster' | 'password_refused' | 'sentinel_password_refused';

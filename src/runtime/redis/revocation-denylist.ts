@@ -1,4 +1,4 @@
-// The Redis denylist's shape (runtime/redis/revocations.ts): its two scripts, and each entry's field name and JSON.
+// The Redis denylist's shape (runtime/redis/redis-revocations.ts): its two scripts, and each entry's field name and JSON.
 import type { Revocation } from '../../auth/revocations.js';
 
 // KEYS: data, order, ends. ARGV: now (ms), member, entry JSON, its end (ms), the channel, then the members the entry

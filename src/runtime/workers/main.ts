@@ -3,33 +3,33 @@
 // lookup tier in the Cache API, background work through ctx.waitUntil, metrics pushed to one Durable Object that
 // serves the deployment's /metrics (and a data point per request to Analytics Engine).
 import { createHmac } from 'node:crypto';
-import { createApp, type GatewayApp } from '../../app.js';
-import { systemClock } from '../../clock.js';
-import { ConfigError } from '../../config.js';
-import { problemResponse } from '../../errors.js';
-import { metricSourcesOf } from '../../metric-sources.js';
+import { createApp, type GatewayApp } from '../../app/app.js';
+import { systemClock } from '../../base/clock.js';
+import { ConfigError } from '../../config/config.js';
+import { problemResponse } from '../../base/errors.js';
+import { metricSourcesOf } from '../../services/metric-sources.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
-import { createServices, type Services } from '../../services.js';
-import { createFetchHttp } from '../../upstream/http.js';
-import { createCacheApiTier, type EdgeCache } from './lookup-tier.js';
+import { createServices, type Services } from '../../services/services.js';
+import { createFetchHttp } from '../../upstream/upstream-http.js';
+import { createCacheApiTier, type EdgeCache } from './workers-lookup-tier.js';
 import { analyticsDataPoint } from './analytics.js';
-import { createWorkerCounterStore } from './counter-store.js';
-import { createWorkerLimiters } from './limiters.js';
-import { createConsoleLogger } from './logger.js';
+import { createWorkerCounterStore } from './workers-counter-store.js';
+import { createWorkerLimiters } from './workers-limiters.js';
+import { createConsoleLogger } from './workers-logger.js';
 import { callerTrace, createRequestScopes } from './request-scope.js';
 import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
-import { unknownSettingLine } from '../../unknown-settings.js';
-import { createWorkerTokenStore } from './token-store.js';
-import { workerRevocationsOf } from './revocations.js';
+import { unknownSettingLine } from '../../config/unknown-settings.js';
+import { createWorkerTokenStore } from './workers-token-store.js';
+import { workerRevocationsOf } from './workers-revocations.js';
 import type { ExecutionContext } from './bindings.js';
 import { callDurableObject } from './durable-object-call.js';
 import { createIsolateMetrics, type IsolateMetrics } from './isolate-metrics.js';
-import { createWorkerTracing } from './tracing.js';
+import { createWorkerTracing } from './workers-tracing.js';
 
 export { UpstreamTokenObject } from './durable-objects/upstream-token.js';
 export { CounterObject } from './durable-objects/counter.js';
-export { MetricsObject } from './durable-objects/metrics.js';
-export { RevocationObject } from './durable-objects/revocations.js';
+export { MetricsObject } from './durable-objects/metrics-object.js';
+export { RevocationObject } from './durable-objects/revocation-object.js';
 
 export interface WorkerGateway {
   app: GatewayApp;

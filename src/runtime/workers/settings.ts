@@ -9,10 +9,10 @@ import {
   type Config,
   type ConfigProblem,
   type EnvSource,
-} from '../../config.js';
+} from '../../config/config.js';
 import { readClientsFile, type ClientEntry } from '../../auth/clients-file.js';
-import { configErrorOf, flag, int, setting, settingsReader, text } from '../../settings-table.js';
-import { unknownSettings, type UnknownSetting } from '../../unknown-settings.js';
+import { configErrorOf, flag, int, setting, settingsReader, text } from '../../config/settings-table.js';
+import { unknownSettings, type UnknownSetting } from '../../config/unknown-settings.js';
 import type {
   AnalyticsEngineDataset,
   CounterObjectRpc,

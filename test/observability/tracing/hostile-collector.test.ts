@@ -5,8 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readWithin } from '../../../src/bounded-body.js';
-import { parseConfig, type TracingConfig } from '../../../src/config.js';
+import { readWithin } from '../../../src/base/bounded-body.js';
+import { parseConfig, type TracingConfig } from '../../../src/config/config.js';
 import { inProcess } from '../../../src/shared-state/background.js';
 import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
 

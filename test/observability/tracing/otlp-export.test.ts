@@ -2,8 +2,8 @@
 // then a collector that is down or never answers: the exporter drops and counts, and ending a span never waits.
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, SETTING_NAMES, type TracingConfig } from '../../../src/config.js';
-import { unknownSettings } from '../../../src/unknown-settings.js';
+import { parseConfig, SETTING_NAMES, type TracingConfig } from '../../../src/config/config.js';
+import { unknownSettings } from '../../../src/config/unknown-settings.js';
 import { inProcess } from '../../../src/shared-state/background.js';
 import {
   endServerSpan,

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { createLogDestination } from '../../../src/runtime/node/log-destination.js';
-import { createNodeLogger } from '../../../src/runtime/node/logger.js';
+import { createNodeLogger } from '../../../src/runtime/node/node-logger.js';
 
 /** Every write() the destination makes, as (descriptor, bytes handed to the kernel): the real call, recorded. */
 const writes = vi.hoisted(() => [] as Array<{ fd: number; length: number }>);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { createNodeRedis, type NodeRedis } from '../../../src/runtime/redis/client.js';
-import { createRedisCounterStore } from '../../../src/runtime/redis/counter-store.js';
+import { createRedisCounterStore } from '../../../src/runtime/redis/redis-counter-store.js';
 import { startOwnRedis, type OwnRedis } from '../../helpers/own-redis.js';
 import { checkRequirement, commandRequirement } from '../../helpers/requires.js';
 

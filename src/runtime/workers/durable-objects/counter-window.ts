@@ -1,6 +1,6 @@
 // What a counter Durable Object does: one key's count in its current window, exact because the object handles
 // one call at a time, persisted, and forgotten by an alarm once the window has closed.
-import type { Clock } from '../../../clock.js';
+import type { Clock } from '../../../base/clock.js';
 import type { CounterDecision, CounterState } from '../../../shared-state/counter-store.js';
 import type { DurableObjectStorage } from '../bindings.js';
 

@@ -1,7 +1,7 @@
 // The Durable Object behind the counter-store port on Workers: one named instance per counter key (an address's
 // hash, the console total, a client's daily quota), so every isolate everywhere counts against one exact figure.
 import { DurableObject } from 'cloudflare:workers';
-import { systemClock } from '../../../clock.js';
+import { systemClock } from '../../../base/clock.js';
 import type { CounterDecision, CounterState } from '../../../shared-state/counter-store.js';
 import type { CounterObjectRpc, DurableObjectState } from '../bindings.js';
 import { createCounterWindow, type CounterWindow } from './counter-window.js';

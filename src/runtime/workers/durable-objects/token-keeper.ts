@@ -1,6 +1,6 @@
 // What the upstream-token Durable Object does, apart from being one: the deployment's one token, persisted, one
 // login at a time however many isolates ask, numbered by generation so a 401 drops it only once.
-import type { Clock } from '../../../clock.js';
+import type { Clock } from '../../../base/clock.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { TraceCarrier } from '../../../observability/tracing/http-spans.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';

@@ -3,15 +3,15 @@
 // login is traced like an isolate's: a client span under the span of the caller it logs in for (the context the
 // caller sent), exported by the object's own tracing from the same OTEL_* settings.
 import { DurableObject } from 'cloudflare:workers';
-import { systemClock } from '../../../clock.js';
+import { systemClock } from '../../../base/clock.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';
 import { noopTelemetry } from '../../../observability/telemetry.js';
 import { remoteSpan, type TraceCarrier } from '../../../observability/tracing/http-spans.js';
-import { createFetchHttp } from '../../../upstream/http.js';
+import { createFetchHttp } from '../../../upstream/upstream-http.js';
 import { createTokenEndpoint } from '../../../upstream/token-endpoint.js';
-import { createConsoleLogger } from '../logger.js';
+import { createConsoleLogger } from '../workers-logger.js';
 import { readWorkerSettings } from '../settings.js';
-import { createWorkerTracing } from '../tracing.js';
+import { createWorkerTracing } from '../workers-tracing.js';
 import type { DurableObjectState, TokenRefreshReply, TokenWanted, UpstreamTokenObjectRpc } from '../bindings.js';
 import { createTokenKeeper, type TokenKeeper } from './token-keeper.js';
 

@@ -1,7 +1,7 @@
 // The Cache API lookup tier on `caches.default` in real workerd: what one isolate stores another reads with the
 // original timestamps; entries end with their stale windows; a purge by key deletes in this data centre.
 import { describe, expect, it } from 'vitest';
-import { createCacheApiTier, type EdgeCache } from '../../../../src/runtime/workers/lookup-tier.js';
+import { createCacheApiTier, type EdgeCache } from '../../../../src/runtime/workers/workers-lookup-tier.js';
 import { TIER_ENTRY_VERSION, type TierEntry } from '../../../../src/shared-state/lookup-tier.js';
 
 const edge = (caches as unknown as { default: EdgeCache }).default;

@@ -4,7 +4,7 @@
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { inject } from 'vitest';
-import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/app.js';
+import type { SimulatorFaults, SimulatorStats } from '../../../../src/simulator/simulator-app.js';
 import { createWorkerGateway, type WorkerGateway } from '../../../../src/runtime/workers/main.js';
 import type {
   CounterObjectRpc,

@@ -2,7 +2,7 @@
 // under concurrency, points taken back, closed windows forgotten by the storage alarm.
 import { reset, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createWorkerCounterStore } from '../../../../src/runtime/workers/counter-store.js';
+import { createWorkerCounterStore } from '../../../../src/runtime/workers/workers-counter-store.js';
 import type { CounterObjectRpc } from '../../../../src/runtime/workers/bindings.js';
 import type { DurableObjectNamespace } from '../../../../src/runtime/workers/bindings.js';
 import { StoreUnavailableError } from '../../../../src/shared-state/store-unavailable.js';

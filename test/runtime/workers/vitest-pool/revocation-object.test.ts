@@ -3,7 +3,7 @@
 import { reset, runInDurableObject } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Revocation } from '../../../../src/auth/revocations.js';
-import { REVOCATION_OBJECT } from '../../../../src/runtime/workers/durable-objects/revocations.js';
+import { REVOCATION_OBJECT } from '../../../../src/runtime/workers/durable-objects/revocation-object.js';
 import { revocationObjects } from './control.js';
 
 const object = () => revocationObjects.get(revocationObjects.idFromName(REVOCATION_OBJECT));

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
-import { createSimulator } from '../../../../src/simulator/app.js';
+import { createSimulator } from '../../../../src/simulator/simulator-app.js';
 import { startOtlpReceiver } from '../../../helpers/otlp-receiver.js';
 import { WORKERD_UPSTREAM } from './workerd-env.js';
 

@@ -2,7 +2,7 @@
 // one login for every isolate, persisted across a restart, dropped only by its current generation.
 import { abortAllDurableObjects, reset } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createWorkerTokenStore } from '../../../../src/runtime/workers/token-store.js';
+import { createWorkerTokenStore } from '../../../../src/runtime/workers/workers-token-store.js';
 import { StoreUnavailableError } from '../../../../src/shared-state/store-unavailable.js';
 import type { TokenStore } from '../../../../src/shared-state/token-store.js';
 import { RefreshFailure } from '../../../../src/upstream/token-endpoint.js';

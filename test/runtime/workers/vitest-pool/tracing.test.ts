@@ -6,7 +6,7 @@
 // traceparents it received.
 import { createExecutionContext, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../../src/config.js';
+import { parseConfig } from '../../../../src/config/config.js';
 import {
   endServerSpan,
   startServerSpan,
@@ -16,9 +16,9 @@ import {
 import type { FetchFunction } from '../../../../src/observability/tracing/otlp-http.js';
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
 import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
-import { createWorkerTracing } from '../../../../src/runtime/workers/tracing.js';
+import { createWorkerTracing } from '../../../../src/runtime/workers/workers-tracing.js';
 import type { DurableObjectNamespace } from '../../../../src/runtime/workers/bindings.js';
-import { DESKTOPS } from '../../../console/user-agents.js';
+import { DESKTOPS } from '../../../helpers/user-agents.js';
 import {
   collector,
   counterObjects,

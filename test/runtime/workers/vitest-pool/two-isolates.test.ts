@@ -4,7 +4,7 @@ import { abortAllDurableObjects, reset, waitOnExecutionContext } from 'cloudflar
 import { beforeEach, describe, expect, it } from 'vitest';
 import { rateLimitOf } from '../../../helpers/rate-limit-fields.js';
 import type { AnalyticsEngineDataPoint } from '../../../../src/runtime/workers/bindings.js';
-import { DESKTOPS } from '../../../console/user-agents.js';
+import { DESKTOPS } from '../../../helpers/user-agents.js';
 import { isolate, simulator } from './control.js';
 
 const NUMBERS = ['020 7946 0001', '020 7946 0002', '020 7946 0003', '0161 496 0001'];

@@ -1,0 +1,18 @@
+// Tracing on Node: spans exported with the global fetch from the process itself, batched by a timer that keeps no
+// process alive (shutdown flushes what is queued), timed by the high-resolution clock.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TracingConfig } from '../../config/config.js';
+import { inProcess } from '../../shared-state/background.js';
+import { createTracing, type Tracing } from '../../observability/tracing/tracing.js';
+
+/** `config` is the configuration's `tracing` (null: off). */
+export function createNodeTracing(config: TracingConfig | null): Tracing {
+  return createTracing(config, {
+    fetch: (url, init) => fetch(url, init),
+    background: inProcess,
+    sleep: (ms) => sleep(ms, undefined, { ref: false }),
+    // Sub-millisecond spans (a hit) would all last 0 ms by Date.now.
+    now: () => performance.timeOrigin + performance.now(),
+  });
+}
