@@ -162,10 +162,12 @@ describe.skipIf(!redisServer)('console requests that are not a search', () => {
     const s = await start({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
     // MONITOR sees every command the gateway sends; the limiter's keys all begin with this.
     const limiterKeys = `${prefix}:ctr:console-rl:`;
-    const monitor = await new Redis(redis.url, { maxRetriesPerRequest: 1 }).monitor();
+    // monitor() opens a connection of its own: both are closed after the test, or the first reconnects for ever.
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const monitor = await client.monitor();
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
-    cleanups.push(() => monitor.disconnect());
+    cleanups.push(() => monitor.disconnect(), () => client.disconnect());
     const limiterCommands = () => seen.filter((command) => command.includes(limiterKeys)).length;
     const paths = ['/console', '/console/app.js', '/console/nothing-here', '/console/v2/other', '/console/admin'];
     for (let i = 0; i < 8; i++) {
