@@ -1,6 +1,7 @@
 // Why Redis does not serve the gateway, read from what ioredis reports: a setting that is wrong (a master name the
 // Sentinels do not know, cluster nodes that are not in cluster mode, a refused password) or Redis not answering,
-// each as one log line naming the setting to look at. Addresses and reply codes only, never a credential.
+// each as one log line naming the setting to look at. Addresses and reply codes only, never a credential. And
+// which failures of a command say Redis does not serve at all, rather than refuse that one command.
 import type { RedisTarget } from '../../config/config.js';
 
 export type RedisFailureCause =
@@ -12,6 +13,17 @@ const UNKNOWN_MASTER = /No such master with that name|got an invalid reply: null
 const NOT_CLUSTER = /cluster support disabled/;
 /** A wrong user or password (WRONGPASS; `ERR invalid password` before ACLs), or none given where one is wanted. */
 const AUTH_REFUSED = /\bWRONGPASS\b|\bNOAUTH\b|invalid password/;
+
+/**
+ * Replies that are Redis itself not serving (a failover under way, a replica answering, a dataset loading): the
+ * client stops asking as after a timeout. Any other error reply (a script's, WRONGTYPE) is about one key or command.
+ */
+const UNAVAILABLE_REPLY = /^(CLUSTERDOWN|LOADING|READONLY|MASTERDOWN|TRYAGAIN|NOAUTH|NOPERM|BUSY)\b/;
+
+/** Whether a command's failure says Redis does not serve now (no answer, a closed connection, a failover reply). */
+export function stopsServing(err: unknown): boolean {
+  return !(err instanceof Error && err.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(err.message));
+}
 
 /** The cause of one ioredis error (an `error`, `node error` or `sentinelError` event). */
 export function redisFailureCause(err: Error): RedisFailureCause {

@@ -3,7 +3,7 @@
 import type { Clock } from '../../base/clock.js';
 import type { CounterDecision, CounterState, CounterStore } from '../../shared-state/counter-store.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
-import type { RedisClient } from './client.js';
+import type { RedisClient } from './redis-connection.js';
 
 export interface RedisCounterStoreOptions {
   client: RedisClient;

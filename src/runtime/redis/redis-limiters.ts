@@ -4,7 +4,7 @@
 // than an error that would mark the store down; and a count given back to nothing deletes its key.
 import RateLimiterRedis from 'rate-limiter-flexible/lib/RateLimiterRedis.js';
 import type { LimitSpec, SharedLimiters } from '../../limits/limit.js';
-import type { RedisClient } from './client.js';
+import type { RedisClient } from './redis-connection.js';
 
 // KEYS[1] the key; ARGV[1] points (negative: given back), ARGV[2] the window in seconds. Returns {count, pttl}.
 const INCREMENT = `

@@ -19,7 +19,7 @@ import {
   type TierEntry,
 } from '../../shared-state/lookup-tier.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
-import type { RedisClient } from './client.js';
+import type { RedisClient } from './redis-connection.js';
 import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 

@@ -14,7 +14,7 @@ import {
   type RevocationBounds,
   type Revocations,
 } from '../../auth/revocations.js';
-import type { RedisClient } from './client.js';
+import type { RedisClient } from './redis-connection.js';
 import { ADD, entryOf, memberOf, parseRevocation, SINCE } from './revocation-denylist.js';
 
 interface RedisRevocationsOptions {

@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../base/clock.js';
 import { StoreUnavailableError } from '../../shared-state/store-unavailable.js';
 import type { ObtainedToken, SharedToken, TokenRefreshOptions, TokenStore } from '../../shared-state/token-store.js';
-import type { RedisClient } from './client.js';
+import type { RedisClient } from './redis-connection.js';
 import { RELEASE_LEASE, TAKE_LEASE } from './lease-scripts.js';
 import { createTokenSeal } from './token-seal.js';
 
