@@ -167,7 +167,10 @@ describe.skipIf(!redisServer)('console requests that are not a search', () => {
     const monitor = await client.monitor();
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
-    cleanups.push(() => monitor.disconnect(), () => client.disconnect());
+    cleanups.push(
+      () => monitor.disconnect(),
+      () => client.disconnect(),
+    );
     const limiterCommands = () => seen.filter((command) => command.includes(limiterKeys)).length;
     const paths = ['/console', '/console/app.js', '/console/nothing-here', '/console/v2/other', '/console/admin'];
     for (let i = 0; i < 8; i++) {
