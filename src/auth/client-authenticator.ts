@@ -16,7 +16,7 @@ export type ClientAuthenticator = (
 ) => Promise<ClientAuthResult>;
 
 export interface ClientAuthOptions {
-  tokens: GatewayTokens;
+  gatewayTokens: GatewayTokens;
   /** Checks, counts and logs Basic credentials as the token endpoints do. */
   basic: BasicCredentials;
 }
@@ -31,26 +31,26 @@ export const unauthorized = (detail: string, challenge = CLIENT_CHALLENGE): Clie
 });
 
 /** The client of a Bearer header; the verification itself is cached by `tokens`. */
-export async function verifyBearer(tokens: GatewayTokens, header: string): Promise<ClientAuthResult> {
+export async function verifyBearer(gatewayTokens: GatewayTokens, header: string): Promise<ClientAuthResult> {
   // Held back, not refused: the token may be good, and the client is to retry rather than log in again.
-  if (!tokens.canCheck()) {
+  if (!gatewayTokens.canCheck()) {
     const detail = 'Tokens cannot be checked against the revocations yet: the shared store has not answered. Retry.';
     return { refused: new GatewayError('unavailable', detail, { headers: { 'retry-after': '1' } }) };
   }
   const token = bearerToken(header);
-  const verified = token === undefined ? null : await tokens.verify(token);
+  const verified = token === undefined ? null : await gatewayTokens.verify(token);
   if (verified) return { clientId: verified.clientId };
   return unauthorized('The access token is missing, invalid or expired.', `${BEARER_REALM}, error="invalid_token"`);
 }
 
 export function createClientAuthenticator(options: ClientAuthOptions): ClientAuthenticator {
-  const { tokens, basic } = options;
+  const { gatewayTokens, basic } = options;
   return async function authenticate(header, addressOf) {
     if (!header)
       return unauthorized(
         'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',
       );
-    if (isBearerScheme(header)) return verifyBearer(tokens, header);
+    if (isBearerScheme(header)) return verifyBearer(gatewayTokens, header);
     if (!isBasicScheme(header))
       return unauthorized('Use Authorization: Bearer <token> or Basic <base64 of client-id:secret>.');
     const verdict = await basic.verify(header, addressOf());

@@ -14,14 +14,14 @@ function fakeClock(start = 1_700_000_000_000) {
 describe('gateway tokens', () => {
   it('issues a token that verifies to its client until it expires', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
-    const { accessToken, expiresInSeconds } = await tokens.issue('crm');
+    const gatewayTokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const { accessToken, expiresInSeconds } = await gatewayTokens.issue('crm');
     expect(expiresInSeconds).toBe(60);
-    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+    expect(await gatewayTokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
     t.advance(59_000);
-    expect(await tokens.verify(accessToken)).not.toBeNull();
+    expect(await gatewayTokens.verify(accessToken)).not.toBeNull();
     t.advance(1_000);
-    expect(await tokens.verify(accessToken)).toBeNull();
+    expect(await gatewayTokens.verify(accessToken)).toBeNull();
   });
 
   it('rejects a token signed with another key, tampered with, or not a JWT', async () => {
@@ -64,56 +64,56 @@ describe('gateway tokens: registration and spelling', () => {
   it('accepts a token only while its client is registered, in verify and in peek', async () => {
     const t = fakeClock();
     const registered = new Set(['crm']);
-    const tokens = await createGatewayTokens({
+    const gatewayTokens = await createGatewayTokens({
       jwt: hs256Jwt,
       secret: SECRET,
       ttlSeconds: 60,
       clock: t.clock,
       isRegistered: (id) => registered.has(id),
     });
-    const { accessToken } = await tokens.issue('crm');
-    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
-    expect(tokens.peek(accessToken)).toMatchObject({ clientId: 'crm' });
+    const { accessToken } = await gatewayTokens.issue('crm');
+    expect(await gatewayTokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+    expect(gatewayTokens.peek(accessToken)).toMatchObject({ clientId: 'crm' });
     registered.delete('crm');
-    expect(tokens.peek(accessToken)).toBeUndefined();
-    expect(await tokens.verify(accessToken)).toBeNull();
+    expect(gatewayTokens.peek(accessToken)).toBeUndefined();
+    expect(await gatewayTokens.verify(accessToken)).toBeNull();
   });
 
   it('peeks each of several tokens as itself, a copy of one too, and stops at its expiry', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
-    const crm = (await tokens.issue('crm')).accessToken;
-    const pbx = (await tokens.issue('pbx')).accessToken;
-    const unverified = (await tokens.issue('desk')).accessToken;
-    await tokens.verify(crm);
-    await tokens.verify(pbx);
+    const gatewayTokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const crm = (await gatewayTokens.issue('crm')).accessToken;
+    const pbx = (await gatewayTokens.issue('pbx')).accessToken;
+    const unverified = (await gatewayTokens.issue('desk')).accessToken;
+    await gatewayTokens.verify(crm);
+    await gatewayTokens.verify(pbx);
     for (const [token, client] of [
       [crm, 'crm'],
       [pbx, 'pbx'],
       [crm, 'crm'],
       [`${crm} `.trim(), 'crm'],
     ])
-      expect(tokens.peek(token!)).toMatchObject({ clientId: client });
+      expect(gatewayTokens.peek(token!)).toMatchObject({ clientId: client });
     // Never verified: unknown to peek, whatever was peeked before it.
-    expect(tokens.peek(unverified)).toBeUndefined();
-    expect(tokens.peek(crm)).toMatchObject({ clientId: 'crm' });
+    expect(gatewayTokens.peek(unverified)).toBeUndefined();
+    expect(gatewayTokens.peek(crm)).toMatchObject({ clientId: 'crm' });
     t.advance(60_000);
-    expect(tokens.peek(crm)).toBeUndefined();
-    expect(tokens.peek(pbx)).toBeUndefined();
+    expect(gatewayTokens.peek(crm)).toBeUndefined();
+    expect(gatewayTokens.peek(pbx)).toBeUndefined();
   });
 
   it('refuses padded and non-canonical base64url in any part of the token', async () => {
     const t = fakeClock();
-    const tokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
-    const { accessToken } = await tokens.issue('crm');
+    const gatewayTokens = await createGatewayTokens({ jwt: hs256Jwt, secret: SECRET, ttlSeconds: 60, clock: t.clock });
+    const { accessToken } = await gatewayTokens.issue('crm');
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const last = alphabet.indexOf(accessToken.at(-1)!);
     for (const bits of [1, 2, 3])
-      expect(await tokens.verify(accessToken.slice(0, -1) + alphabet[last ^ bits])).toBeNull();
-    expect(await tokens.verify(`${accessToken}=`)).toBeNull();
-    expect(await tokens.verify(accessToken.replace('.', '=.'))).toBeNull();
-    expect(await tokens.verify(accessToken.replace(/\.([^.]+)\./, '.$1=.'))).toBeNull();
-    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+      expect(await gatewayTokens.verify(accessToken.slice(0, -1) + alphabet[last ^ bits])).toBeNull();
+    expect(await gatewayTokens.verify(`${accessToken}=`)).toBeNull();
+    expect(await gatewayTokens.verify(accessToken.replace('.', '=.'))).toBeNull();
+    expect(await gatewayTokens.verify(accessToken.replace(/\.([^.]+)\./, '.$1=.'))).toBeNull();
+    expect(await gatewayTokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
   });
 });
 

@@ -21,13 +21,13 @@ export function bearerToken(header: string | undefined): string | undefined {
  * full check. `Bearer <token>` as clients send it is looked up as it is: only verified (well-formed) tokens are known.
  */
 export function knownBearerClient(
-  tokens: Pick<GatewayTokens, 'peek'>,
+  gatewayTokens: Pick<GatewayTokens, 'peek'>,
   header: string | undefined,
   now?: number,
 ): string | undefined {
   if (header === undefined) return undefined;
   const token = header.startsWith('Bearer ') ? header.slice(7) : bearerToken(header);
-  return token === undefined ? undefined : tokens.peek(token, now)?.clientId;
+  return token === undefined ? undefined : gatewayTokens.peek(token, now)?.clientId;
 }
 
 /** Whether the header names the Bearer scheme at all (well-formed or not). */

@@ -65,19 +65,19 @@ describe('the revocation list', () => {
 describe('gateway tokens while the revocations are not loaded', () => {
   it('accepts no token until the list has been loaded once, then as before', async () => {
     const list = new RevocationList(bounds, false);
-    const tokens = await createGatewayTokens({
+    const gatewayTokens = await createGatewayTokens({
       jwt: hs256Jwt,
       secret: 'k'.repeat(32),
       ttlSeconds: 60,
       clock: () => T,
       revocations: list,
     });
-    const { accessToken } = await tokens.issue('crm');
-    expect(tokens.canCheck()).toBe(false);
-    expect(await tokens.verify(accessToken)).toBeNull();
-    expect(tokens.peek(accessToken)).toBeUndefined();
+    const { accessToken } = await gatewayTokens.issue('crm');
+    expect(gatewayTokens.canCheck()).toBe(false);
+    expect(await gatewayTokens.verify(accessToken)).toBeNull();
+    expect(gatewayTokens.peek(accessToken)).toBeUndefined();
     list.loaded = true;
-    expect(tokens.canCheck()).toBe(true);
-    expect(await tokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
+    expect(gatewayTokens.canCheck()).toBe(true);
+    expect(await gatewayTokens.verify(accessToken)).toMatchObject({ clientId: 'crm' });
   });
 });

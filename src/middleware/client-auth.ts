@@ -7,11 +7,11 @@ import { BEARER_REALM, unauthorized, verifyBearer } from '../auth/client-authent
 import type { GatewayTokens } from '../auth/gateway-tokens.js';
 
 /** Requires a valid gateway token (RFC 6750) and records its client: the admin routes. */
-export function bearerAuth(options: { tokens: GatewayTokens }): MiddlewareHandler<AppEnv> {
+export function bearerAuth(options: { gatewayTokens: GatewayTokens }): MiddlewareHandler<AppEnv> {
   return async function bearerAuth(c, next) {
     const header = c.req.header('authorization');
     const result = header
-      ? await verifyBearer(options.tokens, header)
+      ? await verifyBearer(options.gatewayTokens, header)
       : unauthorized(
           'A gateway access token is required: Authorization: Bearer <token> (POST /token/login).',
           BEARER_REALM,

@@ -160,7 +160,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
   });
   const authenticateClient = createClientAuthenticator({
-    tokens: gatewayTokens,
+    gatewayTokens,
     // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
     basic: createBasicCredentials({ clients, loginThrottle, logger, clock }),
   });

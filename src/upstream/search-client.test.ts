@@ -59,7 +59,7 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
   const logger = captureLogger();
   const logs = logger.lines;
   const clock = () => time.now;
-  const tokens = createTokenManager({
+  const upstreamTokens = createTokenManager({
     http,
     authUrl: 'https://auth.example',
     clientId: 'c',
@@ -74,14 +74,14 @@ function setup(search: Handler, token: Handler = (_, n) => tokenOk(`tok-${n}`)) 
   });
   const client = createSearchClient({
     http,
-    upstreamTokens: tokens,
+    upstreamTokens,
     baseUrl: 'https://api.example/',
     timeoutMs: 1_000,
     clock,
     telemetry,
     logger,
   });
-  return { client, tokens, time, tokenCalls, searchCalls, events, logs };
+  return { client, upstreamTokens, time, tokenCalls, searchCalls, events, logs };
 }
 
 function expectNothingLeaked(err: GatewayError, logs: unknown): void {
@@ -282,7 +282,7 @@ describe('search client: one parse of the body', () => {
     const t = setup(() => answer(200, body));
     const client = createSearchClient({
       http: { request: async (req) => (req.url.endsWith('/token/login') ? tokenOk('tok') : answer(200, body)) },
-      upstreamTokens: t.tokens,
+      upstreamTokens: t.upstreamTokens,
       baseUrl: 'https://api.example',
       timeoutMs: 1_000,
       clock: () => t.time.now,
@@ -302,8 +302,8 @@ describe('search client: one parse of the body', () => {
   it('uses a held token without waiting on the token manager', async () => {
     const t = setup(() => answer(200, RESULT_BODY));
     await t.client.search(NUMBER);
-    expect(t.tokens.peek!()).toBe('tok-1');
+    expect(t.upstreamTokens.peek!()).toBe('tok-1');
     t.time.now += 90_000 * 1000;
-    expect(t.tokens.peek!()).toBeUndefined();
+    expect(t.upstreamTokens.peek!()).toBeUndefined();
   });
 });

@@ -141,12 +141,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
 
 async function search(s: Searcher, e164: string, searchOptions: SearchOptions = {}): Promise<UpstreamAnswer> {
   const { logger, options } = s;
-  const tokens = options.upstreamTokens;
+  const { upstreamTokens } = options;
   // A caller that queued for a slot first hands in what is left of the lookup's deadline.
   const deadline = searchOptions.deadline ?? s.clock() + options.timeoutMs;
   const url = `${s.searchUrl}?what=${encodeURIComponent(e164)}`;
 
-  const firstToken = tokens.peek?.() ?? (await tokenBefore(s, deadline, searchOptions.span));
+  const firstToken = upstreamTokens.peek?.() ?? (await tokenBefore(s, deadline, searchOptions.span));
   const exchange = { url, deadline, span: searchOptions.span };
   let reply = await send(s, exchange, firstToken, 1);
   if (isRefusal(reply) && reply.status === 401) {
@@ -154,7 +154,7 @@ async function search(s: Searcher, e164: string, searchOptions: SearchOptions = 
       { event: 'upstream_search_unauthorized', attempt: 1 },
       'upstream refused the token; retrying with a fresh one',
     );
-    tokens.invalidate(firstToken);
+    upstreamTokens.invalidate(firstToken);
     const secondToken = await tokenBefore(s, deadline, searchOptions.span);
     reply = await send(s, exchange, secondToken, 2);
     if (isRefusal(reply) && reply.status === 401) {

@@ -233,7 +233,7 @@ describe('the search answers alike on every door', () => {
   let three: ThreeDoors;
   let receiver: OtlpReceiver;
   const logs = { socket: captureLogger(), inProcess: captureLogger() };
-  const tokens = { crm: '', pbx: '' };
+  const gatewayTokens = { crm: '', pbx: '' };
 
   beforeAll(async () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
@@ -252,8 +252,8 @@ describe('the search answers alike on every door', () => {
       ...tracingEnvs(receiver),
     });
     // One token for every door: they share the signing key and the registered clients.
-    tokens.crm = await loginAt(three.socket.url, 'crm', CLIENTS.crm);
-    tokens.pbx = await loginAt(three.socket.url, 'pbx', CLIENTS.pbx);
+    gatewayTokens.crm = await loginAt(three.socket.url, 'crm', CLIENTS.crm);
+    gatewayTokens.pbx = await loginAt(three.socket.url, 'pbx', CLIENTS.pbx);
   }, 150_000);
 
   afterAll(async () => {
@@ -263,7 +263,7 @@ describe('the search answers alike on every door', () => {
   });
 
   it.each(ROWS.map((row) => [row.name, row] as const))('%s', { timeout: 60_000 }, async (_name, row) => {
-    const token = tokens[row.client ?? 'crm'];
+    const token = gatewayTokens[row.client ?? 'crm'];
     const generatedId = !hasGoodId(row.headers(token));
     const traceId = traceOf(row);
     const { doors } = three;

@@ -37,7 +37,7 @@ export function adminCacheRoutes(
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { lookupCache: cache, logger } = services;
-  const guard = [bearerAuth({ tokens: services.gatewayTokens }), adminOnly(services.clients.isAdmin)] as const;
+  const guard = [bearerAuth({ gatewayTokens: services.gatewayTokens }), adminOnly(services.clients.isAdmin)] as const;
 
   app.delete('/admin/cache/:number', adminDocs.purgeNumber, ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.

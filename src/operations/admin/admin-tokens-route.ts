@@ -34,7 +34,7 @@ export function adminTokenRoutes(
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const guard = [
-    bearerAuth({ tokens: services.gatewayTokens }),
+    bearerAuth({ gatewayTokens: services.gatewayTokens }),
     adminOnly(services.clients.isAdmin, "revoke a client's tokens"),
   ] as const;
 

@@ -12,7 +12,7 @@ export function adminUsageRoutes(services: Pick<Services, 'clients' | 'gatewayTo
   app.get(
     '/admin/usage',
     adminDocs.usage,
-    bearerAuth({ tokens: services.gatewayTokens }),
+    bearerAuth({ gatewayTokens: services.gatewayTokens }),
     adminOnly(services.clients.isAdmin, 'read the usage'),
     async (c) => c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
   );

@@ -10,7 +10,7 @@ function routes(
   getToken: () => Promise<string> = () => Promise.resolve('t'),
   revocationsLoaded = true,
 ) {
-  const tokens = {
+  const upstreamTokens = {
     status: vi.fn((): TokenStatus => ({
       hasToken: false,
       expiresAt: null,
@@ -22,8 +22,8 @@ function routes(
     getToken: vi.fn(getToken),
   };
   return {
-    app: healthRoutes({ upstreamTokens: tokens, clock: () => NOW, revocationsLoaded: () => revocationsLoaded }),
-    tokens,
+    app: healthRoutes({ upstreamTokens, clock: () => NOW, revocationsLoaded: () => revocationsLoaded }),
+    upstreamTokens,
   };
 }
 
@@ -36,19 +36,19 @@ describe('health routes', () => {
   });
 
   it('is ready at once while a token is held, without asking for one', async () => {
-    const { app, tokens } = routes({ hasToken: true });
+    const { app, upstreamTokens } = routes({ hasToken: true });
     expect((await app.request('/readyz')).status).toBe(200);
-    expect(tokens.getToken).not.toHaveBeenCalled();
+    expect(upstreamTokens.getToken).not.toHaveBeenCalled();
   });
 
   it('obtains a token when none is held, and is ready when that works', async () => {
-    const { app, tokens } = routes({});
+    const { app, upstreamTokens } = routes({});
     expect((await app.request('/readyz')).status).toBe(200);
-    expect(tokens.getToken).toHaveBeenCalledTimes(1);
+    expect(upstreamTokens.getToken).toHaveBeenCalledTimes(1);
   });
 
   it('answers 503 with the reason and Retry-After during back-off, without asking the token endpoint', async () => {
-    const { app, tokens } = routes({
+    const { app, upstreamTokens } = routes({
       retryAt: NOW + 2500,
       lastError: 'token endpoint answered 500',
       consecutiveFailures: 2,
@@ -60,12 +60,12 @@ describe('health routes', () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(
       /no upstream token \(token endpoint answered 500\)/,
     );
-    expect(tokens.getToken).not.toHaveBeenCalled();
+    expect(upstreamTokens.getToken).not.toHaveBeenCalled();
   });
 
   it('answers 503 with the reason when obtaining a token fails', async () => {
     let failed = false;
-    const tokens = {
+    const upstreamTokens = {
       status: (): TokenStatus => ({
         hasToken: false,
         expiresAt: null,
@@ -78,7 +78,7 @@ describe('health routes', () => {
         throw new GatewayError('token_unavailable', 'the upstream token could not be obtained');
       },
     };
-    const res = await healthRoutes({ upstreamTokens: tokens, clock: () => NOW, revocationsLoaded: () => true }).request(
+    const res = await healthRoutes({ upstreamTokens, clock: () => NOW, revocationsLoaded: () => true }).request(
       '/readyz',
     );
     expect(res.status).toBe(503);
@@ -88,13 +88,13 @@ describe('health routes', () => {
   });
 
   it('answers 503 with the reason while the revoked tokens are not yet read, a token held or not', async () => {
-    const { app, tokens } = routes({ hasToken: true }, undefined, false);
+    const { app, upstreamTokens } = routes({ hasToken: true }, undefined, false);
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
     expect(((await res.json()) as { detail: string }).detail).toBe(
       'not ready: revoked tokens not yet read from the shared store',
     );
-    expect(tokens.getToken).not.toHaveBeenCalled();
+    expect(upstreamTokens.getToken).not.toHaveBeenCalled();
   });
 });
