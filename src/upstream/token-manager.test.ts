@@ -60,7 +60,7 @@ function setup(handler: Handler, overrides: Partial<TokenManagerOptions> = {}) {
   const { telemetry, events } = recordingTelemetry();
   const logger = captureLogger();
   const logs = logger.lines;
-  const tokens = createTokenManager({
+  const upstreamTokens = createTokenManager({
     http,
     authUrl: 'https://auth.example/',
     clientId: 'client-1',
@@ -74,13 +74,13 @@ function setup(handler: Handler, overrides: Partial<TokenManagerOptions> = {}) {
     logger,
     ...overrides,
   });
-  return { tokens, calls, time, events, logs };
+  return { upstreamTokens, calls, time, events, logs };
 }
 
 describe('createTokenManager', () => {
   it('fetches a token with the client-credentials grant at cold start', async () => {
     const s = setup(() => tokenOk('tok-1'));
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
 
     expect(s.calls).toHaveLength(1);
     const req = s.calls[0]!;
@@ -93,7 +93,7 @@ describe('createTokenManager', () => {
       client_id: 'client-1',
       client_secret: SECRET,
     });
-    expect(s.tokens.status()).toEqual({
+    expect(s.upstreamTokens.status()).toEqual({
       hasToken: true,
       expiresAt: T0 + LIFETIME,
       lastError: null,
@@ -108,25 +108,25 @@ describe('createTokenManager', () => {
 
   it('reuses the token while it is valid', async () => {
     const s = setup((_, n) => tokenOk(`tok-${n}`));
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     s.time.now = REFRESH_AT - 1;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     expect(s.calls).toHaveLength(1);
   });
 
   it('refreshes ahead of expiry in the background, returning the current token meanwhile', async () => {
     const second = deferred<UpstreamResponse>();
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise));
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
 
     s.time.now = REFRESH_AT;
-    expect(await s.tokens.getToken()).toBe('tok-1');
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     expect(s.calls).toHaveLength(2);
 
     second.resolve(tokenOk('tok-2'));
     await flush();
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
     expect(s.calls).toHaveLength(2);
     expect(s.events).toContainEqual(['tokenRefresh', 'ok', 'ahead']);
   });
@@ -137,11 +137,11 @@ describe('createTokenManager', () => {
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise), {
       background: (work) => handed.push(work),
     });
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
     expect(handed).toHaveLength(0);
 
     s.time.now = REFRESH_AT;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     expect(handed).toHaveLength(1);
     let settled = false;
     void handed[0]!.then(() => (settled = true));
@@ -150,17 +150,17 @@ describe('createTokenManager', () => {
     second.resolve(tokenOk('tok-2'));
     await flush();
     expect(settled).toBe(true);
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
   });
 
   it('makes callers wait for the refresh once the token is expired', async () => {
     const second = deferred<UpstreamResponse>();
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : second.promise));
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
 
     s.time.now = T0 + LIFETIME + 1;
     let settled = false;
-    const waiting = s.tokens.getToken().then((t) => {
+    const waiting = s.upstreamTokens.getToken().then((t) => {
       settled = true;
       return t;
     });
@@ -175,33 +175,33 @@ describe('createTokenManager', () => {
 
   it('never returns a token within its safety margin of expiry', async () => {
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : deferred<UpstreamResponse>().promise));
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
     s.time.now = USABLE_UNTIL - 1;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
 
     s.time.now = USABLE_UNTIL;
     let settled = false;
-    void s.tokens.getToken().finally(() => {
+    void s.upstreamTokens.getToken().finally(() => {
       settled = true;
     });
     await flush();
     expect(settled).toBe(false);
-    expect(s.tokens.status().hasToken).toBe(false);
+    expect(s.upstreamTokens.status().hasToken).toBe(false);
   });
 
   it('scales the safety margin down for short-lived tokens', async () => {
     // 100 s lifetime: margin min(5 s, 1 s) = 1 s.
     const s = setup((_, n) => tokenOk(`tok-${n}`, '100'));
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
     s.time.now = T0 + 100_000 - 1_001;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     await flush();
     expect(s.calls).toHaveLength(2);
 
     const s2 = setup((_, n) => tokenOk(`tok-${n}`, '100'));
-    await s2.tokens.getToken();
+    await s2.upstreamTokens.getToken();
     s2.time.now = T0 + 100_000 - 1_000;
-    expect(await s2.tokens.getToken()).toBe('tok-2');
+    expect(await s2.upstreamTokens.getToken()).toBe('tok-2');
   });
 
   it('refuses a fresh token that expired while its response was in flight', async () => {
@@ -209,14 +209,14 @@ describe('createTokenManager', () => {
       s.time.now += 5_000;
       return tokenOk(`tok-${n}`, '2');
     });
-    const err = await rejection(s.tokens.getToken());
+    const err = await rejection(s.upstreamTokens.getToken());
     expect(err.code).toBe('token_unavailable');
   });
 
   it('makes exactly one token call for 100 concurrent callers at cold start', async () => {
     const answer = deferred<UpstreamResponse>();
     const s = setup(() => answer.promise);
-    const all = Array.from({ length: 100 }, () => s.tokens.getToken());
+    const all = Array.from({ length: 100 }, () => s.upstreamTokens.getToken());
     answer.resolve(tokenOk('tok-1'));
     expect(await Promise.all(all)).toEqual(Array(100).fill('tok-1'));
     expect(s.calls).toHaveLength(1);
@@ -226,7 +226,7 @@ describe('createTokenManager', () => {
     const answer = deferred<UpstreamResponse>();
     const s = setup(() => answer.promise);
     const all = Array.from({ length: 100 }, () =>
-      s.tokens.getToken().then(
+      s.upstreamTokens.getToken().then(
         () => 'ok',
         (e: GatewayError) => e.code,
       ),
@@ -238,32 +238,32 @@ describe('createTokenManager', () => {
 
   it('does not drop a newer token when a stale one is invalidated', async () => {
     const s = setup((_, n) => tokenOk(`tok-${n}`));
-    const requestA = await s.tokens.getToken();
-    const requestB = await s.tokens.getToken();
+    const requestA = await s.upstreamTokens.getToken();
+    const requestB = await s.upstreamTokens.getToken();
 
-    s.tokens.invalidate(requestA);
-    expect(await s.tokens.getToken()).toBe('tok-2');
-    s.tokens.invalidate(requestB);
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    s.upstreamTokens.invalidate(requestA);
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
+    s.upstreamTokens.invalidate(requestB);
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
     expect(s.calls).toHaveLength(2);
   });
 
   it('refreshes on the next call after the current token is invalidated', async () => {
     const s = setup((_, n) => tokenOk(`tok-${n}`));
-    s.tokens.invalidate(await s.tokens.getToken());
-    expect(s.tokens.status().hasToken).toBe(false);
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    s.upstreamTokens.invalidate(await s.upstreamTokens.getToken());
+    expect(s.upstreamTokens.status().hasToken).toBe(false);
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
     expect(s.events).toContainEqual(['tokenRefresh', 'ok', 'unauthorized']);
   });
 
   it('backs off after a failure: fails fast during the backoff, retries after it', async () => {
     const s = setup((_, n) => (n === 1 ? status(500) : tokenOk('tok-1')));
-    const first = await rejection(s.tokens.getToken());
+    const first = await rejection(s.upstreamTokens.getToken());
     expect(first.code).toBe('token_unavailable');
     expect(first.status).toBe(503);
     expect(first.headers['retry-after']).toBe('1');
     // random 0.5 of the first cap (1000 ms)
-    expect(s.tokens.status()).toEqual({
+    expect(s.upstreamTokens.status()).toEqual({
       hasToken: false,
       expiresAt: null,
       lastError: 'token endpoint answered 500',
@@ -272,13 +272,13 @@ describe('createTokenManager', () => {
     });
 
     s.time.now = T0 + 499;
-    expect((await rejection(s.tokens.getToken())).code).toBe('token_unavailable');
+    expect((await rejection(s.upstreamTokens.getToken())).code).toBe('token_unavailable');
     expect(s.calls).toHaveLength(1);
 
     s.time.now = T0 + 500;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     expect(s.calls).toHaveLength(2);
-    expect(s.tokens.status()).toMatchObject({ lastError: null, consecutiveFailures: 0, retryAt: null });
+    expect(s.upstreamTokens.status()).toMatchObject({ lastError: null, consecutiveFailures: 0, retryAt: null });
   });
 
   it('keeps the full-jitter backoff within an exponentially growing, capped bound', async () => {
@@ -287,9 +287,9 @@ describe('createTokenManager', () => {
     const caps = [100, 200, 400, 800, 1_000, 1_000, 1_000];
     for (const [i, cap] of caps.entries()) {
       r = Math.random();
-      await rejection(s.tokens.getToken());
+      await rejection(s.upstreamTokens.getToken());
       expect(s.calls).toHaveLength(i + 1);
-      const delay = (s.tokens.status().retryAt ?? s.time.now) - s.time.now;
+      const delay = (s.upstreamTokens.status().retryAt ?? s.time.now) - s.time.now;
       expect(delay).toBe(Math.floor(r * cap));
       expect(delay).toBeGreaterThanOrEqual(0);
       expect(delay).toBeLessThanOrEqual(cap);
@@ -299,42 +299,46 @@ describe('createTokenManager', () => {
 
   it('keeps serving a still-valid token while a background refresh backs off', async () => {
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : n === 2 ? status(500) : tokenOk('tok-2')));
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
 
     s.time.now = REFRESH_AT;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     await flush();
-    expect(s.tokens.status()).toMatchObject({ consecutiveFailures: 1, retryAt: REFRESH_AT + 500, hasToken: true });
+    expect(s.upstreamTokens.status()).toMatchObject({
+      consecutiveFailures: 1,
+      retryAt: REFRESH_AT + 500,
+      hasToken: true,
+    });
     expect(s.events).toContainEqual(['tokenRefresh', 'error', 'ahead']);
 
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     expect(s.calls).toHaveLength(2);
 
     s.time.now = REFRESH_AT + 500;
-    expect(await s.tokens.getToken()).toBe('tok-1');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-1');
     await flush();
     expect(s.calls).toHaveLength(3);
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
   });
 
   it('fails fast once the held token expires during the backoff', async () => {
     const s = setup((_, n) => (n === 1 ? tokenOk('tok-1') : status(500)), {
       backoff: { initialMs: 60_000, maxMs: 60_000 },
     });
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
     s.time.now = USABLE_UNTIL - 1;
-    await s.tokens.getToken();
+    await s.upstreamTokens.getToken();
     await flush();
     s.time.now = USABLE_UNTIL;
-    expect((await rejection(s.tokens.getToken())).code).toBe('token_unavailable');
+    expect((await rejection(s.upstreamTokens.getToken())).code).toBe('token_unavailable');
     expect(s.calls).toHaveLength(2);
   });
 
   it('counts a malformed 200 as a failure', async () => {
     const s = setup(() => status(200, JSON.stringify({ access_token: 'tok-1', expires_in: '90000abc' })));
-    expect((await rejection(s.tokens.getToken())).code).toBe('token_unavailable');
-    expect(s.tokens.status()).toMatchObject({ hasToken: false, consecutiveFailures: 1 });
-    expect(s.tokens.status().lastError).toMatch(/expires_in/);
+    expect((await rejection(s.upstreamTokens.getToken())).code).toBe('token_unavailable');
+    expect(s.upstreamTokens.status()).toMatchObject({ hasToken: false, consecutiveFailures: 1 });
+    expect(s.upstreamTokens.status().lastError).toMatch(/expires_in/);
     expect(s.events).toEqual([
       ['upstreamCall', 'token', 'malformed'],
       ['tokenRefresh', 'error', 'cold'],
@@ -345,11 +349,14 @@ describe('createTokenManager', () => {
     const s = setup((_, n) => {
       throw new UpstreamTransportError(n === 1 ? 'timeout' : 'network', 'boom');
     });
-    await rejection(s.tokens.getToken());
-    expect(s.tokens.status().lastError).toBe('token endpoint timed out');
-    s.time.now = s.tokens.status().retryAt ?? s.time.now;
-    await rejection(s.tokens.getToken());
-    expect(s.tokens.status()).toMatchObject({ lastError: 'token endpoint unreachable', consecutiveFailures: 2 });
+    await rejection(s.upstreamTokens.getToken());
+    expect(s.upstreamTokens.status().lastError).toBe('token endpoint timed out');
+    s.time.now = s.upstreamTokens.status().retryAt ?? s.time.now;
+    await rejection(s.upstreamTokens.getToken());
+    expect(s.upstreamTokens.status()).toMatchObject({
+      lastError: 'token endpoint unreachable',
+      consecutiveFailures: 2,
+    });
     expect(s.events.filter((e) => e[0] === 'upstreamCall')).toEqual([
       ['upstreamCall', 'token', 'timeout'],
       ['upstreamCall', 'token', 'network'],
@@ -358,14 +365,14 @@ describe('createTokenManager', () => {
 
   it('abandons a refresh that never settles and starts another', async () => {
     const s = setup((_, n) => (n === 1 ? new Promise<UpstreamResponse>(() => {}) : tokenOk('tok-2')));
-    void s.tokens.getToken();
+    void s.upstreamTokens.getToken();
     await flush();
     s.time.now = T0 + 1_000;
-    void s.tokens.getToken();
+    void s.upstreamTokens.getToken();
     expect(s.calls).toHaveLength(1);
 
     s.time.now = T0 + 2_000 + 5_001;
-    expect(await s.tokens.getToken()).toBe('tok-2');
+    expect(await s.upstreamTokens.getToken()).toBe('tok-2');
     expect(s.calls).toHaveLength(2);
   });
 
@@ -382,16 +389,16 @@ describe('createTokenManager', () => {
     ];
     const s = setup((_, n) => responses[n - 1]!());
     const messages: string[] = [];
-    await s.tokens.getToken();
-    s.tokens.invalidate(TOKEN);
+    await s.upstreamTokens.getToken();
+    s.upstreamTokens.invalidate(TOKEN);
     for (let i = 1; i < responses.length; i++) {
-      const err = await rejection(s.tokens.getToken());
+      const err = await rejection(s.upstreamTokens.getToken());
       messages.push(err.message, String((err.cause as Error | undefined)?.message));
-      s.time.now = s.tokens.status().retryAt ?? s.time.now;
+      s.time.now = s.upstreamTokens.status().retryAt ?? s.time.now;
     }
     expect(s.calls).toHaveLength(responses.length);
     expect(s.logs.length).toBeGreaterThan(0);
-    const everything = JSON.stringify([messages, s.logs, s.tokens.status()]);
+    const everything = JSON.stringify([messages, s.logs, s.upstreamTokens.status()]);
     for (const secret of [TOKEN, SECRET, 'BODY-MARKER', 'invalid_client']) {
       expect(everything).not.toContain(secret);
     }
