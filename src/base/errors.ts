@@ -83,7 +83,7 @@ export function problemFor(code: ErrorCode, detail: string, requestId: string): 
   return { type: problemType(code), title, status, detail, requestId };
 }
 
-/** A problem answer's parts, for a door that writes them itself (the search contract's answers). */
+/** A problem answer's parts, for a door that writes them itself (the search's JSON answers). */
 export interface ProblemAnswer {
   status: number;
   headers: Record<string, string>;

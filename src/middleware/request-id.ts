@@ -1,5 +1,5 @@
 // The request id of every answer: the caller's `X-Request-Id` when well formed, else a new one (request/request-parts.ts,
-// the rule the search contract applies too), kept for the handlers and the access log and sent back.
+// the rule the search's JSON renderer applies too), kept for the handlers and the access log and sent back.
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { requestIdOf } from '../request/request-parts.js';

@@ -1,10 +1,10 @@
-// What one search is asked and what it comes to: who asks, what is asked, and the outcome every route renders (the
-// lookup's result, or the refusal and the step that refused).
+// What one search is asked and what it comes to: the use case's input (what is asked; who asks is the use case's
+// method) and its outcome, which every renderer renders: the lookup's result, or the refusal and the step that refused.
+import type { Eventually } from '../base/eventually.js';
 import type { GatewayError } from '../base/errors.js';
 import type { LookupResult } from '../lookup/lookup-service.js';
 import type { CacheResult } from '../observability/telemetry.js';
 import type { Span } from '../observability/tracing/span.js';
-import type { RequestParts } from '../request/request-parts.js';
 
 /** What a search looked up, for the access log: the number (logged only as a keyed hash) and what the cache did. */
 export interface LookupNote {
@@ -12,17 +12,8 @@ export interface LookupNote {
   cache?: CacheResult;
 }
 
-/** Who asks for a search. */
-export type Asker =
-  /** A client, by the request's `Authorization` field (Bearer or Basic). */
-  | { kind: 'request'; request: RequestParts }
-  /** A client already identified by the use case's `identify` (the items of a batch). */
-  | { kind: 'client'; client: string }
-  /** The anonymous console, limited per address and in total. */
-  | { kind: 'console'; request: RequestParts };
-
 /** What is asked: the number as written, how long the caller waits, and the request id the log lines quote. */
-export interface SearchAsk {
+export interface SearchInput {
   /** The request target whose `what` parameter holds the number (read here, after who asks and the rate). */
   target?: string;
   /** The number as written, where no target holds it (a batch item). */
@@ -65,4 +56,11 @@ export interface SearchRefused extends OutcomeParts {
 
 export type SearchOutcome = SearchFound | SearchRefused;
 
-export type Identified = { client: string } | { refused: GatewayError };
+/**
+ * A search of a client identified before: refused by its rate (known at once: the rate is taken synchronously, which
+ * this type holds to, since no promise can carry this case), or its outcome from the number on.
+ */
+export type ClientSearch = { rateRefused: SearchRefused } | { outcome: Eventually<SearchOutcome> };
+
+/** Who a request is for, from its credentials, and the clock's reading once that was known. */
+export type Identified = { client: string; at: number } | { refused: GatewayError };

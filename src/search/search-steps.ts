@@ -3,6 +3,7 @@
 import type { ClientAuthenticator } from '../auth/client-authenticator.js';
 import { knownBearerClient, type GatewayTokens } from '../auth/gateway-tokens.js';
 import type { Clock } from '../base/clock.js';
+import type { Eventually } from '../base/eventually.js';
 import { GatewayError, type ErrorCode } from '../base/errors.js';
 import { internalError, logIfFailed } from '../observability/error-log.js';
 import { CONSOLE_CLIENT, type CostGuard } from '../guard/cost-guard.js';
@@ -16,8 +17,8 @@ import { lookupDeadline, readWhat, type LookupDeadline, type RequestParts } from
 import type {
   Identified,
   LookupNote,
-  SearchAsk,
   SearchFound,
+  SearchInput,
   SearchOutcome,
   SearchRefused,
   SearchStep,
@@ -39,7 +40,7 @@ export interface SearchUseCaseOptions {
 }
 
 /** What every step reads: the use case's options and the deadline of a search that states none. */
-export interface SearchParts extends SearchUseCaseOptions {
+export interface SearchDeps extends SearchUseCaseOptions {
   defaultDeadline: LookupDeadline;
 }
 
@@ -55,48 +56,45 @@ const REFUSALS: Partial<Record<ErrorCode, SearchResult>> = {
 /** What a search's refusal counts as, per caller: which guard refused it, else an error. */
 const refusalResult = (err: GatewayError): SearchResult => REFUSALS[err.code] ?? 'error';
 
-/** The state one search carries from step to step. */
-export interface Search {
+/** The state one search carries from step to step; `Caller` is `string` once someone was identified. */
+export interface SearchState<Caller extends string | undefined = string | undefined> {
   rateHeaders: Record<string, string> | undefined;
-  ask: SearchAsk;
-  /** Absent until someone was identified. */
-  caller: string | undefined;
+  input: SearchInput;
+  caller: Caller;
   now: number;
 }
 
-type Asked = Search & { caller: string };
-
 /** A search before anyone was identified. */
-export const nobody = (ask: SearchAsk, now: number): Search => ({
-  ask,
+export const nobody = (input: SearchInput, now: number): SearchState<undefined> => ({
+  input,
   caller: undefined,
   now,
   rateHeaders: undefined,
 });
 
-const addressOf = (p: SearchParts, request: RequestParts) =>
+const addressOf = (p: SearchDeps, request: RequestParts) =>
   clientAddress(request.peerAddress(), request.header('x-forwarded-for'), p.trustProxyHops);
 
 /** Who a request is for, from its credentials: synchronously for a token verified before. */
-export function identify(p: SearchParts, request: RequestParts, now: number): Identified | Promise<Identified> {
+export function identify(p: SearchDeps, request: RequestParts, now: number): Eventually<Identified> {
   const authorization = request.header('authorization');
   const known = knownBearerClient(p.gatewayTokens, authorization, now);
-  if (known !== undefined) return { client: known };
+  if (known !== undefined) return { client: known, at: now };
   return p
     .authenticateClient(authorization, () => addressOf(p, request))
-    .then((auth) => ('refused' in auth ? auth : { client: auth.clientId }));
+    .then((auth) => ('refused' in auth ? auth : { client: auth.clientId, at: p.clock() }));
 }
 
 /** A refusal, counted for its caller when there is one; a failure of the gateway or its upstream logged. */
 export function refused(
-  p: SearchParts,
-  s: Search,
+  p: SearchDeps,
+  s: SearchState,
   err: unknown,
   step: SearchStep,
   note?: LookupNote,
   applied?: string,
 ) {
-  const { requestId } = s.ask;
+  const { requestId } = s.input;
   const error = err instanceof GatewayError ? err : internalError(err, requestId, p.logger);
   if (error === err) logIfFailed(error, requestId, p.logger);
   if (s.caller !== undefined) p.guard.countSearch(s.caller, refusalResult(error), s.now);
@@ -112,8 +110,8 @@ export function refused(
 }
 
 function found(
-  p: SearchParts,
-  s: Asked,
+  p: SearchDeps,
+  s: SearchState<string>,
   note: LookupNote,
   deadline: LookupDeadline,
   result: LookupResult,
@@ -133,7 +131,7 @@ function found(
 }
 
 /** The number as written in E.164, or why it is not a possible number. */
-export function numberOf(p: SearchParts, what: string | undefined): { e164: string } | { refused: GatewayError } {
+export function numberOf(p: SearchDeps, what: string | undefined): { e164: string } | { refused: GatewayError } {
   try {
     return { e164: p.normalizer.normalize(what) };
   } catch (err) {
@@ -143,45 +141,59 @@ export function numberOf(p: SearchParts, what: string | undefined): { e164: stri
 }
 
 /** The caller's deadline: its `Prefer: wait`, else the route's default, bounded by the upstream timeout. */
-function deadlineOf(p: SearchParts, ask: SearchAsk): LookupDeadline {
-  if (ask.prefer === undefined && ask.defaultDeadlineMs === undefined) return p.defaultDeadline;
-  return lookupDeadline(ask.prefer, ask.defaultDeadlineMs ?? p.defaultDeadline.ms, p.upstreamTimeoutMs);
+function deadlineOf(p: SearchDeps, input: SearchInput): LookupDeadline {
+  if (input.prefer === undefined && input.defaultDeadlineMs === undefined) return p.defaultDeadline;
+  return lookupDeadline(input.prefer, input.defaultDeadlineMs ?? p.defaultDeadline.ms, p.upstreamTimeoutMs);
 }
 
 /** The number, the caller's wait and the guarded lookup, once the caller's rate allowed the search. */
-function lookUp(p: SearchParts, s: Asked): SearchOutcome | Promise<SearchOutcome> {
+export function lookUp(p: SearchDeps, s: SearchState<string>): Eventually<SearchOutcome> {
   let number: ReturnType<typeof numberOf>;
   try {
-    number = numberOf(p, s.ask.target === undefined ? s.ask.what : readWhat(s.ask.target));
+    number = numberOf(p, s.input.target === undefined ? s.input.what : readWhat(s.input.target));
   } catch (err) {
     return refused(p, s, err, 'number');
   }
   if ('refused' in number) return refused(p, s, number.refused, 'number');
   const note: LookupNote = { e164: number.e164 };
-  const deadline = deadlineOf(p, s.ask);
+  const deadline = deadlineOf(p, s.input);
   // Counted in memory, answered from memory: no network round trip on a hit.
   const fresh = p.lookup.lookupFresh(note.e164, s.now);
   if (fresh !== undefined) return found(p, s, note, deadline, fresh, true);
-  return p.lookup.lookup(note.e164, { client: s.caller, span: s.ask.span }, { deadlineMs: deadline.ms }).then(
+  return p.lookup.lookup(note.e164, { client: s.caller, span: s.input.span }, { deadlineMs: deadline.ms }).then(
     (result) => found(p, s, note, deadline, result, false),
     (err: unknown) => refused(p, s, err, 'lookup', note, deadline.applied),
   );
 }
 
-/** A client's search from its rate on (the rate is counted in memory: synchronous). */
-export function clientSearch(p: SearchParts, ask: SearchAsk, client: string, now: number) {
+/**
+ * A client's rate, counted in memory: the search allowed to go on, or refused. Synchronous by its type: a batch
+ * refuses whole when the rate allows not even its first search, and learns that at once.
+ */
+export function clientRate(
+  p: SearchDeps,
+  input: SearchInput,
+  client: string,
+  now: number,
+): SearchState<string> | SearchRefused {
   const rate = p.guard.rate.take(client, now);
-  const s = { ask, caller: client, now, rateHeaders: p.guard.rate.fields.headers(rate.state) };
-  if (rate.allowed) return lookUp(p, s);
+  const s = { input, caller: client, now, rateHeaders: p.guard.rate.fields.headers(rate.state) };
+  if (rate.allowed) return s;
   const retryAfter = String(rate.state.resetSeconds);
   const message = `This client made more than ${rate.state.limit} searches this minute; try again in ${retryAfter} s.`;
   const refusal = new GatewayError('too_many_requests', message, { headers: { 'retry-after': retryAfter } });
   return refused(p, s, refusal, 'rate');
 }
 
+/** A client's search from its rate on. */
+export function clientSearch(p: SearchDeps, input: SearchInput, client: string, now: number) {
+  const allowed = clientRate(p, input, client, now);
+  return 'refused' in allowed ? allowed : lookUp(p, allowed);
+}
+
 /** The console's search: its own limits, per address and in total, in the shared store where there is one. */
-export function consoleSearch(p: SearchParts, ask: SearchAsk, request: RequestParts) {
-  const s: Asked = { ask, caller: CONSOLE_CLIENT, now: p.clock(), rateHeaders: undefined };
+export function consoleSearch(p: SearchDeps, input: SearchInput, request: RequestParts) {
+  const s: SearchState<string> = { input, caller: CONSOLE_CLIENT, now: p.clock(), rateHeaders: undefined };
   return p.consoleLimiter.consume(addressOf(p, request)).then(
     (taken) => {
       s.rateHeaders = p.consoleLimiter.fields.headers(taken.state);

@@ -25,7 +25,7 @@ import { createCostGuard, type CostGuard } from '../guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';
 import type { UpstreamHttp } from '../upstream/upstream-http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from '../auth/client-authenticator.js';
-import { createSearchContract, type SearchContract } from '../operations/search/search-json.js';
+import { createSearchJson, type SearchJson } from '../operations/search/search-json.js';
 import { createSearchUseCase, type SearchUseCase } from '../search/search-use-case.js';
 import { clientAddress, trustedForwardedEntry } from '../limits/client-address.js';
 import type { SharedLimiters } from '../limits/limit.js';
@@ -99,10 +99,10 @@ export interface Services {
   forwardedEntry: (field: string | undefined) => string | undefined;
   /** The caller's address of a request as the limits count it: the peer, or X-Forwarded-For behind trusted proxies. */
   addressOf: (c: Context) => string | undefined;
-  /** One search, whoever asks: the JSON search, CNAM, each batch item and the console render its outcome. */
-  searches: SearchUseCase;
-  /** GET /v2/contacts/search, whole: the route and Node's listener are its doors. */
-  search: SearchContract;
+  /** The search use case, whoever asks: the JSON search, CNAM, each batch item and the console render its outcome. */
+  search: SearchUseCase;
+  /** The search's JSON renderer, GET /v2/contacts/search whole: the route and Node's listener are its doors. */
+  searchJson: SearchJson;
   normalizer: NumberNormalizer;
   upstreamTokens: TokenManager;
   lookup: LookupService;
@@ -167,7 +167,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   const normalizer = createNumberNormalizer({ defaultRegion: config.defaultRegion });
   const numberHasher = createKeyedHasher({ key: config.log.hashKey, syncHmac: runtime.syncHmac });
   const consoleLimiter = createConsoleLimiter(config, runtime, counterHealth);
-  const searches = createSearchUseCase({
+  const search = createSearchUseCase({
     gatewayTokens,
     authenticateClient,
     consoleLimiter,
@@ -204,8 +204,8 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     normalizer,
     forwardedEntry: (field) => trustedForwardedEntry(field, config.trustProxyHops),
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),
-    searches,
-    search: createSearchContract(searches),
+    search,
+    searchJson: createSearchJson(search),
     upstreamTokens,
     lookup,
     lookupCache,

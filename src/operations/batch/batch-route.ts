@@ -8,7 +8,8 @@ import { batchDocs } from './batch-docs.js';
 import { renderBatch } from './batch-json.js';
 import { GatewayError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
-import type { SearchAsk, SearchOutcome, SearchRefused } from '../../search/search-outcome.js';
+import type { Eventually } from '../../base/eventually.js';
+import type { SearchInput, SearchOutcome, SearchRefused } from '../../search/search-outcome.js';
 import type { SearchUseCase } from '../../search/search-use-case.js';
 import { requestOf } from '../../http/request-of.js';
 
@@ -46,36 +47,32 @@ function readNumbers(text: string, max: number): string[] {
   return numbers as string[];
 }
 
-type Searched =
-  | { outcomes: Map<string, SearchOutcome | Promise<SearchOutcome>>; refusedWhole?: undefined }
-  | { refusedWhole: SearchRefused };
-
 /**
  * Searches each distinct number once, in order, as the client's searches (spellings of one number are one search; a
  * spelling that is no possible number is refused without one). When the client's rate allows not even the first,
- * the batch is refused whole and nothing more is searched. Keyed by the spelling as written.
+ * the batch is refused whole and nothing more is searched (the use case says so at once: `ClientSearch`). Keyed by
+ * the spelling as written.
  */
 function searchEach(
-  searches: SearchUseCase,
+  search: SearchUseCase,
   client: string,
   numbers: readonly string[],
-  ask: Omit<SearchAsk, 'what'>,
-): Searched {
-  const asker = { kind: 'client', client } as const;
-  const byNumber = new Map<string, SearchOutcome | Promise<SearchOutcome>>();
-  const outcomes = new Map<string, SearchOutcome | Promise<SearchOutcome>>();
+  input: Omit<SearchInput, 'what'>,
+): { outcomes: Map<string, Eventually<SearchOutcome>> } | { refusedWhole: SearchRefused } {
+  const byNumber = new Map<string, Eventually<SearchOutcome>>();
+  const outcomes = new Map<string, Eventually<SearchOutcome>>();
   for (const what of numbers) {
     if (outcomes.has(what)) continue;
-    const number = searches.numberOf(what);
+    const number = search.numberOf(what);
     if ('refused' in number) {
       outcomes.set(what, notANumber(number.refused));
       continue;
     }
     let outcome = byNumber.get(number.e164);
     if (outcome === undefined) {
-      outcome = searches.search(asker, { ...ask, what: number.e164 });
-      if (byNumber.size === 0 && !(outcome instanceof Promise) && 'refused' in outcome && outcome.step === 'rate')
-        return { refusedWhole: outcome };
+      const searched = search.byClient(client, { ...input, what: number.e164 });
+      if ('rateRefused' in searched && byNumber.size === 0) return { refusedWhole: searched.rateRefused };
+      outcome = 'rateRefused' in searched ? searched.rateRefused : searched.outcome;
       byNumber.set(number.e164, outcome);
     }
     outcomes.set(what, outcome);
@@ -93,24 +90,24 @@ const notANumber = (refused: GatewayError): SearchRefused => ({
   preferenceApplied: undefined,
 });
 
-export function contactsBatchRoutes(services: Pick<Services, 'config' | 'searches' | 'peerAddress'>): Hono<AppEnv> {
-  const { config, searches, peerAddress } = services;
+export function contactsBatchRoutes(services: Pick<Services, 'config' | 'search' | 'peerAddress'>): Hono<AppEnv> {
+  const { config, search, peerAddress } = services;
   const max = config.batch.maxNumbers;
   const app = new Hono<AppEnv>();
 
   app.post(BATCH_ROUTE, batchDocs.batch, async (c: Context<AppEnv>) => {
-    const who = await searches.identify(requestOf(c, peerAddress));
+    const who = await search.identify(requestOf(c, peerAddress));
     if ('refused' in who) throw who.refused;
     c.set('clientId', who.client);
     const numbers = readNumbers(await c.req.text(), max);
     const requestId = c.get('requestId');
-    const searched = searchEach(searches, who.client, numbers, {
+    const searched = searchEach(search, who.client, numbers, {
       prefer: c.req.header('prefer'),
       requestId,
       span: c.get('span'),
     });
     // Nothing of the batch may be looked up: refused as a whole, as a single search would be.
-    if (searched.refusedWhole !== undefined) {
+    if ('refusedWhole' in searched) {
       const { refused, rateHeaders } = searched.refusedWhole;
       throw new GatewayError(refused.code, refused.message, { headers: { ...rateHeaders, ...refused.headers } });
     }

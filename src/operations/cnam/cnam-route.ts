@@ -12,8 +12,8 @@ import { UPSTREAM_BODY } from '../../upstream/search-client.js';
 
 const CNAM_ROUTE = '/v2/contacts/cnam';
 
-export function contactsCnamRoutes(services: Pick<Services, 'config' | 'searches' | 'peerAddress'>): Hono<AppEnv> {
-  const { config, searches, peerAddress } = services;
+export function contactsCnamRoutes(services: Pick<Services, 'config' | 'search' | 'peerAddress'>): Hono<AppEnv> {
+  const { config, search, peerAddress } = services;
   const { fallback, deadlineMs } = config.cnam;
   const callerNameOf = createCallerNameOf({
     resultsPath: UPSTREAM_BODY.resultsPath,
@@ -24,14 +24,14 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'searches
 
   app.get(CNAM_ROUTE, cnamDocs.cnam, async (c) => {
     const request = requestOf(c, peerAddress);
-    const ask = {
+    const input = {
       target: c.req.url,
       prefer: c.req.header('prefer'),
       requestId: c.get('requestId'),
       defaultDeadlineMs: deadlineMs,
       span: c.get('span'),
     };
-    const outcome = await searches.search({ kind: 'request', request }, ask);
+    const outcome = await search.byCredentials(request, input);
     if (outcome.caller !== undefined) c.set('clientId', outcome.caller);
     if (outcome.lookup !== undefined) c.set('lookup', outcome.lookup);
     const { status, headers, body } = renderCnam(outcome, callerNameOf, fallback);

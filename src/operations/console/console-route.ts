@@ -39,7 +39,7 @@ const ROUTES = new Map<string, 'page' | 'search' | 'asset'>([
 
 export type ConsoleServices = Pick<
   Services,
-  'config' | 'searches' | 'peerAddress' | 'addressOf' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'
+  'config' | 'search' | 'peerAddress' | 'addressOf' | 'telemetry' | 'consoleLimiter' | 'logger' | 'clock'
 >;
 
 /** While the configured provider was never matched, a warning at most this often (a typo would flood the log). */
@@ -90,17 +90,17 @@ export function consoleRoutes(services: ConsoleServices): Hono<AppEnv> {
 
   app.get(CONSOLE_SEARCH_PATH, consoleDocs.consoleSearch, async (c) => {
     const request = requestOf(c, services.peerAddress);
-    const ask = {
+    const input = {
       target: c.req.url,
       prefer: c.req.header('prefer'),
       requestId: c.get('requestId'),
       span: c.get('span'),
     };
-    const outcome = await services.searches.search({ kind: 'console', request }, ask);
+    const outcome = await services.search.byConsole(request, input);
     if (outcome.lookup !== undefined) c.set('lookup', outcome.lookup);
     if ('refused' in outcome) {
       const { code, message, headers } = outcome.refused;
-      return problemResponse(code, message, ask.requestId, { ...outcome.rateHeaders, ...headers });
+      return problemResponse(code, message, input.requestId, { ...outcome.rateHeaders, ...headers });
     }
     const filtered = filterToProvider(outcome.found.body, { provider, ...UPSTREAM_BODY });
     // An answer with other providers but never the configured one: most likely CONSOLE_PROVIDER names no provider.

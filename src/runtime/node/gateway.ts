@@ -35,7 +35,7 @@ import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing } from './node-tracing.js';
 
 export interface NodeGatewayOptions {
-  /** False: searches go through the Hono app too, not through Node's own door of the search contract. */
+  /** False: searches go through the Hono app too, not through Node's own door of the search's JSON renderer. */
   searchDoor?: boolean;
   logger?: Logger;
   clock?: Clock;

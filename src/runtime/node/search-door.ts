@@ -1,27 +1,29 @@
-// Node's door of the search contract (operations/search/search-json.ts), behind the request rules and in front of the Hono
-// listener: a search is handed to the contract as the raw request's parts and its answer written straight to the socket, without the Fetch API
-// objects (the profiles showed those cost more than the lookup itself on a hit, and a third of a miss's CPU).
-// Everything else, and any search the contract does not take this way, goes through the app unchanged.
+// Node's door of the search's JSON renderer (operations/search/search-json.ts), behind the request rules and in front
+// of the Hono listener: a search is handed to the renderer as the raw request's parts and its answer written straight
+// to the socket, without the Fetch API objects (the profiles showed those cost more than the lookup itself on a hit,
+// and a third of a miss's CPU). Everything else, and any search the renderer does not take this way, goes through the
+// app unchanged.
 import type { ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
+import { whenSettled } from '../../base/eventually.js';
 import { closeServerSpan, finishedRequest, openServerSpan, takesTraceId } from '../../observability/served-request.js';
 import type { Span } from '../../observability/tracing/span.js';
-import { SEARCH_ROUTE, type SearchAnswer } from '../../operations/search/search-json.js';
+import { SEARCH_ROUTE, type SearchJsonAnswer } from '../../operations/search/search-json.js';
 import type { Services } from '../../services/services.js';
 import { nodeArrival } from './node-spans.js';
 import { ruledPartsOf, type Listener, type NodeParts } from './node-request-rules.js';
 
-/** The services the door answers with: the contract, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
-type DoorServices = Pick<Services, 'search' | 'recordRequest' | 'tracing' | 'config'>;
+/** The services the door answers with: the JSON renderer, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
+type DoorServices = Pick<Services, 'searchJson' | 'recordRequest' | 'tracing' | 'config'>;
 
 export function withSearchDoor(listener: Listener, services: DoorServices): Listener {
-  const { search, recordRequest: record } = services;
+  const { searchJson, recordRequest: record } = services;
   const { tracer } = services.tracing;
   const arrival = nodeArrival({ tracer, trustProxyHops: services.config.trustProxyHops });
   const encoded = createEncodedBodies();
 
   /** Writes the answer; a fresh hit's body as its kept bytes (any other may never be asked again). */
-  function send(res: ServerResponse, parts: NodeParts, started: number, span: Span, answer: SearchAnswer): void {
+  function send(res: ServerResponse, parts: NodeParts, started: number, span: Span, answer: SearchJsonAnswer): void {
     const problem = closeServerSpan(
       span,
       answer,
@@ -38,24 +40,22 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
   }
 
   return function searchDoor(req, res) {
-    if (!search.takes(req.method, req.url)) {
+    if (!searchJson.takes(req.method, req.url)) {
       listener(req, res);
       return;
     }
     const started = performance.now();
     const parts = ruledPartsOf(req);
     const span = openServerSpan(tracer, parts, SEARCH_ROUTE, arrival);
-    const answer = search.answer(parts, span);
-    if (answer instanceof Promise)
-      // The contract turns every failure into an answer; should writing it fail, the connection goes.
-      answer.then(
-        (a) => send(res, parts, started, span, a),
-        () => {
-          span.end();
-          res.destroy();
-        },
-      );
-    else send(res, parts, started, span, answer);
+    // The renderer turns every failure into an answer; should writing a later one fail, the connection goes.
+    void whenSettled(
+      searchJson.answer(parts, span),
+      (answer) => send(res, parts, started, span, answer),
+      () => {
+        span.end();
+        res.destroy();
+      },
+    );
   };
 }
 
