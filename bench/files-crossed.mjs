@@ -1,5 +1,5 @@
 // Which source files one request runs, read from V8's precise coverage: a miss, a hit and a login, on each door users
-// run: Node's default (its own door of the search contract) and the Worker's (the Hono app behind the Workers entry).
+// run: Node's default (its own door of the search's JSON renderer) and the Worker's (the Hono app behind the Workers entry).
 // Usage: node bench/files-crossed.mjs [--list] [dist-dir]   (default: this checkout's dist/, built by `npm run build`)
 // Both run in this process from that dist/. The Worker's entry runs here with `cloudflare:workers` stubbed (its
 // DurableObject base class and waitUntil, which the counted requests never reach) and no Durable Object bindings:

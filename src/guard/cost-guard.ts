@@ -8,7 +8,7 @@ import type { StoreHealth } from '../shared-state/store-health.js';
 import type { GuardConfig } from '../config/config.js';
 import type { LookupContext } from '../lookup/types.js';
 import type { GuardStatus } from '../observability/guard-metrics.js';
-import type { SearchResult, Telemetry } from '../observability/telemetry.js';
+import type { SearchCountResult, Telemetry } from '../observability/telemetry.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import type { CounterStore } from '../shared-state/counter-store.js';
 import { createBulkhead } from './bulkhead.js';
@@ -57,7 +57,7 @@ export interface CostGuard {
   /** `tracer`: spans of the wait for an upstream slot (absent: none). */
   guardLoad(search: UpstreamSearch, tracer?: Tracer): CacheLoad;
   /** One search answered or refused for `client`: metrics and today's search count (local, reconciled later). */
-  countSearch(client: string, result: SearchResult, now?: number): void;
+  countSearch(client: string, result: SearchCountResult, now?: number): void;
   /** True for a refusal by another caller's quota (the lookup is then retried as the caller's own). */
   othersFailure(err: unknown, context: LookupContext): boolean;
   usage(): Promise<UsageReport>;

@@ -16,8 +16,8 @@ export type RateLimitScope = 'address' | 'total';
 export type ConsoleRefusal = 'mobile' | 'rate_limited' | 'not_allowed';
 /** Which piece of shared state a store holds; a closed set, used as a metric label. */
 export type SharedStoreName = 'token' | 'lookup' | 'counter';
-/** What one search answered, per caller: the cache's result, or which guard refused it. */
-export type SearchResult =
+/** What one search is counted under, per caller: the cache's result, or which guard refused it. */
+export type SearchCountResult =
   CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
 /** Which daily limit refused an upstream call. */
 export type QuotaScope = 'quota' | 'budget';
@@ -37,7 +37,7 @@ export interface Telemetry {
   /** One operation fell back to per-process state because its shared store failed. */
   sharedStoreFallback(store: SharedStoreName): void;
   /** One search answered (or refused) for a caller. */
-  clientSearch(client: CallerLabel, result: SearchResult): void;
+  clientSearch(client: CallerLabel, result: SearchCountResult): void;
   /** One upstream search call made on a caller's behalf (whatever its outcome). */
   clientUpstreamCall(client: CallerLabel): void;
   /** An upstream call refused by a caller's daily quota or the deployment's budget. */

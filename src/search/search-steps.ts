@@ -11,7 +11,7 @@ import { clientAddress } from '../limits/client-address.js';
 import type { ConsoleRateLimiter, ConsumeOutcome } from '../limits/console-limits.js';
 import type { LookupResult, LookupService } from '../lookup/lookup-service.js';
 import type { Logger } from '../observability/logger.js';
-import type { SearchResult, Telemetry } from '../observability/telemetry.js';
+import type { SearchCountResult, Telemetry } from '../observability/telemetry.js';
 import type { NumberNormalizer } from './normalize.js';
 import { lookupDeadline, readWhat, type LookupDeadline, type RequestParts } from '../request/request-parts.js';
 import type {
@@ -44,7 +44,7 @@ export interface SearchDeps extends SearchUseCaseOptions {
   defaultDeadline: LookupDeadline;
 }
 
-const REFUSALS: Partial<Record<ErrorCode, SearchResult>> = {
+const REFUSALS: Partial<Record<ErrorCode, SearchCountResult>> = {
   too_many_requests: 'rate_limited',
   quota_exhausted: 'quota_exhausted',
   budget_exhausted: 'budget_exhausted',
@@ -54,7 +54,7 @@ const REFUSALS: Partial<Record<ErrorCode, SearchResult>> = {
 };
 
 /** What a search's refusal counts as, per caller: which guard refused it, else an error. */
-const refusalResult = (err: GatewayError): SearchResult => REFUSALS[err.code] ?? 'error';
+const refusalResult = (err: GatewayError): SearchCountResult => REFUSALS[err.code] ?? 'error';
 
 /** The state one search carries from step to step; `Caller` is `string` once someone was identified. */
 export interface SearchState<Caller extends string | undefined = string | undefined> {

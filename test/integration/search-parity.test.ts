@@ -1,4 +1,4 @@
-// One table of search requests, every spelling an adversary tries, sent to each door of the search contract: Node's
+// One table of search requests, every spelling an adversary tries, sent to each door of the search's JSON renderer: Node's
 // server over a real socket (its own door), the app in process (the Hono route), and the Worker in workerd (workerd
 // serve, the Hono route). The answers are identical but for the request id a gateway makes up, `Date`, `Age`, the
 // times derived from the clock (`ttl` in Cache-Status, `t` in RateLimit) and the connection's own fields. Node's

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../base/errors.js';
 import type { SearchFound, SearchOutcome, SearchRefused } from '../../search/search-outcome.js';
-import { renderBatch } from './batch-json.js';
+import { renderBatchJson } from './batch-json.js';
 
 const UPSTREAM_BODY = '{"total":1,"results":[{"displayName":"Acme Ltd"}]}';
 
@@ -24,7 +24,7 @@ const refused = (error: GatewayError, e164?: string): SearchRefused => ({
   step: e164 === undefined ? 'number' : 'lookup',
 });
 
-describe('renderBatch', () => {
+describe('renderBatchJson', () => {
   it('answers one item per number in the order sent, spellings of one number sharing its search', () => {
     const hit = found('+442079460001', { ratelimit: '"default";r=598;t=60' });
     const settled = new Map<string, SearchOutcome>([
@@ -32,7 +32,7 @@ describe('renderBatch', () => {
       ['020 7946 0001', hit],
       ['12', refused(new GatewayError('invalid_number', 'Not a possible number.'))],
     ]);
-    const { headers, body } = renderBatch(['+44 20 7946 0001', '12', '020 7946 0001'], settled, 'req-1');
+    const { headers, body } = renderBatchJson(['+44 20 7946 0001', '12', '020 7946 0001'], settled, 'req-1');
     const { results } = JSON.parse(body) as { results: Record<string, unknown>[] };
     expect(results.map((r) => [r['what'], r['e164'], r['status']])).toEqual([
       ['+44 20 7946 0001', '+442079460001', 200],
@@ -60,7 +60,7 @@ describe('renderBatch', () => {
       headers: { 'cache-status': 'callerid-gateway; fwd=miss', 'retry-after': '1' },
       extensions: { reason: 'queue_full' },
     });
-    const { body } = renderBatch(
+    const { body } = renderBatchJson(
       ['+41 44 668 18 00'],
       new Map([['+41 44 668 18 00', refused(error, '+41446681800')]]),
       'r',

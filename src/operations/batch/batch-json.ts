@@ -28,12 +28,18 @@ function batchHeaders(outcomes: readonly SearchOutcome[]): Record<string, string
   return headers;
 }
 
+/** The batch's JSON answer: its header fields and body (always 200: each item says its own status). */
+interface BatchJsonAnswer {
+  headers: Record<string, string>;
+  body: string;
+}
+
 /** The batch's answer: one item per number as sent, each from its spelling's settled outcome. */
-export function renderBatch(
+export function renderBatchJson(
   numbers: readonly string[],
   settled: ReadonlyMap<string, SearchOutcome>,
   requestId: string,
-): { headers: Record<string, string>; body: string } {
+): BatchJsonAnswer {
   const items = numbers.map((what) => itemJson(what, settled.get(what)!, requestId));
   return { headers: batchHeaders([...settled.values()]), body: `{"results":[${items.join(',')}]}` };
 }

@@ -5,7 +5,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
 import { batchDocs } from './batch-docs.js';
-import { renderBatch } from './batch-json.js';
+import { renderBatchJson } from './batch-json.js';
 import { GatewayError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import type { Eventually } from '../../base/eventually.js';
@@ -114,7 +114,7 @@ export function contactsBatchRoutes(services: Pick<Services, 'config' | 'search'
     // Every search settles by the deadline (an answer, a stale entry, or a 504 while its upstream call goes on).
     const settled = new Map<string, SearchOutcome>();
     await Promise.all([...searched.outcomes].map(async ([what, pending]) => settled.set(what, await pending)));
-    const { headers, body } = renderBatch(numbers, settled, requestId);
+    const { headers, body } = renderBatchJson(numbers, settled, requestId);
     return c.body(body, 200, headers);
   });
 

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../../http/app-env.js';
 import { cnamDocs } from './cnam-docs.js';
 import { createCallerNameOf } from './caller-name.js';
-import { renderCnam } from './cnam-text.js';
+import { renderCnamText } from './cnam-text.js';
 import type { Services } from '../../services/services.js';
 import { requestOf } from '../../http/request-of.js';
 import { UPSTREAM_BODY } from '../../upstream/search-client.js';
@@ -34,7 +34,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'search' 
     const outcome = await search.byCredentials(request, input);
     if (outcome.caller !== undefined) c.set('clientId', outcome.caller);
     if (outcome.lookup !== undefined) c.set('lookup', outcome.lookup);
-    const { status, headers, body } = renderCnam(outcome, callerNameOf, fallback);
+    const { status, headers, body } = renderCnamText(outcome, callerNameOf, fallback);
     return c.body(body, status, headers);
   });
 

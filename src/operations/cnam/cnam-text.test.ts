@@ -4,7 +4,7 @@ import { GatewayError, type ErrorCode } from '../../base/errors.js';
 import type { SearchFound, SearchRefused, SearchStep } from '../../search/search-outcome.js';
 import { UPSTREAM_BODY } from '../../upstream/search-client.js';
 import { createCallerNameOf } from './caller-name.js';
-import { renderCnam } from './cnam-text.js';
+import { renderCnamText } from './cnam-text.js';
 
 const callerNameOf = createCallerNameOf({
   resultsPath: UPSTREAM_BODY.resultsPath,
@@ -38,9 +38,9 @@ function refused(code: ErrorCode, step: SearchStep, headers: Record<string, stri
 
 const listed = (name: string) => JSON.stringify({ total: 1, results: [{ displayName: name }] });
 
-describe('renderCnam', () => {
+describe('renderCnamText', () => {
   it("answers a listed number with its name folded to ASCII, and the cache's fields", () => {
-    const answer = renderCnam(found(listed('Zoë Müller')), callerNameOf, FALLBACK);
+    const answer = renderCnamText(found(listed('Zoë Müller')), callerNameOf, FALLBACK);
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('Zoe Muller');
     expect(answer.headers).toMatchObject({
@@ -53,21 +53,21 @@ describe('renderCnam', () => {
   });
 
   it('answers the fallback with 200 and says why when nothing is listed or the listing has no name', () => {
-    const none = renderCnam(found(JSON.stringify({ total: 0, results: [] })), callerNameOf, FALLBACK);
+    const none = renderCnamText(found(JSON.stringify({ total: 0, results: [] })), callerNameOf, FALLBACK);
     expect([none.status, none.body, none.headers['cnam-result']]).toEqual([200, FALLBACK, 'no-listing']);
-    const nameless = renderCnam(found(JSON.stringify({ results: [{ id: 1 }] })), callerNameOf, FALLBACK);
+    const nameless = renderCnamText(found(JSON.stringify({ results: [{ id: 1 }] })), callerNameOf, FALLBACK);
     expect([nameless.status, nameless.body, nameless.headers['cnam-result']]).toEqual([200, FALLBACK, 'no-name']);
   });
 
   it('says 401 or 429 only for credentials that are wrong or throttled, with their own header fields', () => {
-    const wrong = renderCnam(
+    const wrong = renderCnamText(
       refused('unauthorized', 'identity', { 'www-authenticate': 'Bearer' }),
       callerNameOf,
       FALLBACK,
     );
     expect([wrong.status, wrong.body, wrong.headers['cnam-result']]).toEqual([401, FALLBACK, 'unauthorized']);
     expect(wrong.headers['www-authenticate']).toBe('Bearer');
-    const throttled = renderCnam(
+    const throttled = renderCnamText(
       refused('too_many_requests', 'identity', { 'retry-after': '60' }),
       callerNameOf,
       FALLBACK,
@@ -90,20 +90,20 @@ describe('renderCnam', () => {
       ['internal', 'lookup', 'gateway-error'],
     ];
     for (const [code, step, result] of cases) {
-      const answer = renderCnam(refused(code, step), callerNameOf, FALLBACK);
+      const answer = renderCnamText(refused(code, step), callerNameOf, FALLBACK);
       expect([code, answer.status, answer.body, answer.headers['cnam-result']]).toEqual([code, 200, FALLBACK, result]);
     }
   });
 
   it("keeps the rate step's fields and the applied wait, and drops a lookup refusal's other fields", () => {
-    const rate = renderCnam(refused('too_many_requests', 'rate', { 'retry-after': '5' }), callerNameOf, FALLBACK);
+    const rate = renderCnamText(refused('too_many_requests', 'rate', { 'retry-after': '5' }), callerNameOf, FALLBACK);
     expect(rate.headers['retry-after']).toBe('5');
     const lookup = refused('upstream_busy', 'lookup', {
       'retry-after': '30',
       'cache-status': 'callerid-gateway; fwd=miss',
     });
     lookup.preferenceApplied = 'wait=1';
-    const answer = renderCnam(lookup, callerNameOf, FALLBACK);
+    const answer = renderCnamText(lookup, callerNameOf, FALLBACK);
     expect(answer.headers['retry-after']).toBeUndefined();
     expect(answer.headers['cache-status']).toBe('callerid-gateway; fwd=miss');
     expect(answer.headers['preference-applied']).toBe('wait=1');

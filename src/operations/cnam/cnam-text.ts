@@ -70,12 +70,15 @@ function cnamHeaders(outcome: SearchOutcome, result: CnamResult): Record<string,
   return headers;
 }
 
+/** The CNAM answer: only wrong or throttled credentials change the status. */
+interface CnamTextAnswer {
+  status: 200 | 401 | 429;
+  headers: Record<string, string>;
+  body: string;
+}
+
 /** A search's outcome as the CNAM answer: the caller's name (or the fallback) as text, its status and header fields. */
-export function renderCnam(
-  outcome: SearchOutcome,
-  callerNameOf: CallerNameOf,
-  fallback: string,
-): { status: 200 | 401 | 429; headers: Record<string, string>; body: string } {
+export function renderCnamText(outcome: SearchOutcome, callerNameOf: CallerNameOf, fallback: string): CnamTextAnswer {
   const { result, status, name } = cnamOf(outcome, callerNameOf);
   return { status, headers: cnamHeaders(outcome, result), body: name ?? fallback };
 }

@@ -42,7 +42,7 @@ export function cacheFields(result: LookupResult, headers: Record<string, string
 }
 
 /** The JSON answer of a search's outcome: the upstream's body, or the refusal as problem+json. */
-function rendered(outcome: SearchOutcome, requestId: string): SearchJsonAnswer {
+function renderSearchJson(outcome: SearchOutcome, requestId: string): SearchJsonAnswer {
   let answer: SearchJsonAnswer;
   if ('found' in outcome) {
     const { found } = outcome;
@@ -70,7 +70,7 @@ export function createSearchJson(search: SearchUseCase): SearchJson {
     answer(request, span) {
       const requestId = request.requestId ?? requestIdOf(request.header('x-request-id'));
       const input = { target: request.target, prefer: request.header('prefer'), requestId, span };
-      return whenSettled(search.byCredentials(request, input), (outcome) => rendered(outcome, requestId));
+      return whenSettled(search.byCredentials(request, input), (outcome) => renderSearchJson(outcome, requestId));
     },
   };
 }
