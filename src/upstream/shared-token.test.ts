@@ -131,8 +131,8 @@ function deployment(
 describe('token managers sharing one token store', () => {
   it('log in once for three replicas starting together, and then ask the store nothing per search', async () => {
     const d = deployment(3);
-    const tokens = await Promise.all(d.replicas.flatMap((r) => [r.getToken(), r.getToken(), r.getToken()]));
-    expect(new Set(tokens)).toEqual(new Set(['tok-1']));
+    const upstreamTokens = await Promise.all(d.replicas.flatMap((r) => [r.getToken(), r.getToken(), r.getToken()]));
+    expect(new Set(upstreamTokens)).toEqual(new Set(['tok-1']));
     expect(d.logins()).toBe(1);
     expect(d.store.calls.refresh).toBe(3);
 
