@@ -19,6 +19,7 @@ const ALONE = [
   'test/integration/slow-clients.test.ts',
   'test/integration/metrics-listener.test.ts',
   'test/integration/fair-share.test.ts',
+  'test/integration/login-throttle-slow-redis.test.ts',
   'test/integration/ops-shutdown.test.ts',
   'test/runtime/node/log-*.test.ts',
   'test/runtime/node/http.test.ts',
@@ -37,7 +38,8 @@ const HEAVY = [
   'test/lint/*.test.ts',
   'test/ops/*.test.ts',
   'test/docs/openapi-lint.test.ts',
-  'test/integration/login-*.test.ts',
+  'test/integration/login-flood.test.ts',
+  'test/integration/login-throttle.test.ts',
 ];
 /** Files that mock a module (vi.mock) the others import for real: they get modules of their own. */
 const OWN_MODULES = ['test/runtime/node/log-destination.test.ts'];
