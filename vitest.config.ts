@@ -38,16 +38,17 @@ const HEAVY = [
   'test/lint/*.test.ts',
   'test/ops/*.test.ts',
   'test/docs/openapi-lint.test.ts',
-  'test/integration/login-flood.test.ts',
   'test/integration/login-throttle.test.ts',
 ];
 /** Files that mock a module (vi.mock) the others import for real: they get modules of their own. */
 const OWN_MODULES = ['test/runtime/node/log-destination.test.ts'];
 /**
- * Asserts that nothing reaches stderr while it runs (a Redis client an earlier file left reconnecting would): its own
- * modules and process. It waits on ioredis's retries, bounding no answer's time: it runs with the shared files.
+ * Files that read what their whole process does, each in a process and modules of its own: one asserts that nothing
+ * reaches stderr while it runs (a Redis client an earlier file left reconnecting would), the login flood measures the
+ * heap its gateway keeps (what an earlier file left in the same process would count too). They bound no answer's
+ * time: they run with the shared files.
  */
-const APART = ['test/integration/redis-misconfigured.test.ts'];
+const APART = ['test/integration/redis-misconfigured.test.ts', 'test/integration/login-flood.test.ts'];
 // These run inside workerd: vitest.workers.config.ts (`npm run test:workerd`).
 const WORKERD = ['test/runtime/workers/vitest-pool/**', '**/node_modules/**'];
 
