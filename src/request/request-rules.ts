@@ -55,7 +55,7 @@ export function hostIsValid(host: string | undefined): boolean {
 
 /**
  * Whether a URL parser reads a host as itself (case aside), as Node's Hono adapter requires when it builds the
- * request's URL: not `[0:0::1]` (read as `[::1]`), nor a name it refuses (`xn--a`, no valid IDNA label).
+ * request's URL: not `[0:0::1]` (read as `[::1]`), nor a name it refuses (an IDNA label it finds invalid).
  */
 function isOwnHostname(host: string): boolean {
   if (!URL.canParse(`http://${host}/`)) return false;
