@@ -40,7 +40,6 @@ function appWith(options: { level?: LogLevel; span?: Span } = {}) {
   return { app, logs: logger.lines, metrics, hasher };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 20));
 /** Waits (at most 2 s) until `done()`: the line is written once the number's keyed hash is ready. */
 async function until(done: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
