@@ -14,7 +14,9 @@ describe('the OpenAPI document', () => {
   let doc: OpenApiDocument;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { CONSOLE_PROVIDER: 'swissdir', METRICS_TOKEN: 'metrics-token-for-the-test' } });
+    stack = await startStack({
+      env: { CONSOLE_PROVIDER: 'swissdir', METRICS_TOKEN: 'metrics-token-for-the-test', UPSTREAM_TIMEOUT_MS: '1000' },
+    });
     const res = await fetch(`${stack.gateway.url}/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -60,7 +60,9 @@ export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
     GATEWAY_CLIENTS: clients.join(','),
     GATEWAY_ADMIN_CLIENTS: 'ops',
     DEFAULT_REGION: 'GB',
-    UPSTREAM_TIMEOUT_MS: '1000',
+    // Generous: a loaded machine (two suites at once) never turns a slow loopback answer into a 504. A test of the
+    // timeout, or one that hangs the upstream, sets its own.
+    UPSTREAM_TIMEOUT_MS: '5000',
     // /metrics beside the API, where the tests read it (parallel gateways cannot all have the default 9464).
     METRICS_PORT: '0',
   };

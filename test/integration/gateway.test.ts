@@ -20,7 +20,7 @@ async function problem(res: Response) {
 describe('gateway over real sockets', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '1000' } });
   });
   afterAll(async () => {
     await stack.close();
@@ -230,7 +230,7 @@ describe('gateway over real sockets', () => {
       const elapsed = Date.now() - started;
       expect(res.status).toBe(504);
       await problem(res);
-      expect(elapsed).toBeLessThan(1000 + 1500); // UPSTREAM_TIMEOUT_MS=1000 in the stack, plus scheduling slack
+      expect(elapsed).toBeLessThan(1000 + 1500); // UPSTREAM_TIMEOUT_MS=1000 above, plus scheduling slack
     });
 
     it('answers 503 when no upstream token can be obtained', async () => {
