@@ -3,6 +3,12 @@
 
 /** Name → the commit and what that build is. */
 export const BASELINES = {
+  'before-house-by-operation': {
+    commit: 'b087d06',
+    what:
+      'the last build before one folder per operation, one builder of the request record and span for every door, ' +
+      'and the bounded revocations, exporter and clients file',
+  },
   'before-search-use-case': {
     commit: '3c31d37',
     what:
@@ -22,7 +28,7 @@ export const BASELINES = {
 };
 
 /** The baseline `npm run bench`, `npm run bench:before-after` and `npm run bench:instructions` compare against. */
-export const DEFAULT_BASELINE = 'before-search-use-case';
+export const DEFAULT_BASELINE = 'before-house-by-operation';
 
 /** The commit a baseline name stands for (any other ref passes through). */
 export const baselineRef = (name) => BASELINES[name]?.commit ?? name;
