@@ -9,6 +9,11 @@ import { checkRequirement, commandRequirement } from '../helpers/requires.js';
 
 const hasRedisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 const REDIS_TIMEOUT_MS = 200;
+/**
+ * Where Redis stays up: long enough that a loaded machine's slow answer is never taken for an outage (each replica
+ * would then log in on its own, as it should when Redis is down).
+ */
+const SHARING_REDIS_TIMEOUT_MS = 2000;
 /** What a request may take beyond the Redis timeout: two loopback searches, a login, the gateway itself. */
 const MARGIN_MS = 300;
 
@@ -79,7 +84,7 @@ describe.skipIf(!hasRedisServer)('three replicas sharing the upstream token thro
 
   const start = (prefix: string) =>
     startReplicas(3, {
-      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS) },
+      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REDIS_TIMEOUT_MS: String(SHARING_REDIS_TIMEOUT_MS) },
     });
 
   it('logs in to the upstream once for 60 concurrent searches spread over three replicas', async () => {
@@ -144,20 +149,23 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
     expect(simulator.controls.stats().tokenCalls).toBe(1);
 
     // Traffic on every replica; Redis is killed in the middle of it, then the upstream revokes the token.
-    const results: Array<{ status: number; ms: number }> = [];
+    const results: Array<{ status: number; ms: number; redisUp: boolean }> = [];
     let running = true;
+    let redisUp = true;
     const workers = replicas.flatMap((replica) =>
       [0, 1].map(async () => {
         while (running) {
-          const started = performance.now();
+          const [started, up] = [performance.now(), redisUp];
           const res = await replica.search(nextNumber(), token);
           await res.arrayBuffer();
-          results.push({ status: res.status, ms: performance.now() - started });
+          // Up: begun and answered before Redis stopped.
+          results.push({ status: res.status, ms: performance.now() - started, redisUp: up && redisUp });
         }
       }),
     );
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
     await pause(300);
+    redisUp = false;
     await redis.stop();
     await pause(300);
     simulator.controls.resetStats();
@@ -168,7 +176,11 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
 
     expect(results.length).toBeGreaterThan(30);
     expect(results.filter((r) => r.status !== 200)).toEqual([]);
-    expect(Math.max(...results.map((r) => r.ms))).toBeLessThan(REDIS_TIMEOUT_MS + MARGIN_MS);
+    // The outage adds at most the Redis timeout to a search: bounded against the slowest search of the same traffic
+    // before it (what this machine's load adds right now; a few milliseconds on a quiet one).
+    const slowestBefore = Math.max(...results.filter((r) => r.redisUp).map((r) => r.ms));
+    const slowestDuring = Math.max(...results.filter((r) => !r.redisUp).map((r) => r.ms)); // or across its start
+    expect(slowestDuring).toBeLessThan(REDIS_TIMEOUT_MS + MARGIN_MS + slowestBefore);
     // Each replica logged in on its own, once, and said once that the token store is down.
     expect(simulator.controls.stats().tokenCalls).toBe(3);
     for (const r of replicas) {
