@@ -133,10 +133,12 @@ describe('the clients file, watched', () => {
 
   it('keeps the last good clients when the file reads wrong, logging the field and counting it', async () => {
     writeClients([{ id: 'pbx', secrets: [{ hash: 'sha256:nothex' }] }]);
-    await sleep(500);
+    const refusals = (i: number) => logs[i]!.filter((l) => l.fields.event === 'clients_reload_refused');
+    // Each gateway reads the file once it changes: its refusal is logged then (within 5 s, however loaded the machine).
+    for (const i of gateways.keys()) expect(await msUntil(async () => refusals(i).length > 0)).toBeLessThan(5000);
     for (const [i, g] of gateways.entries()) {
       expect((await login(g, 'pbx', SECRETS.pbx)).status).toBe(200);
-      const refused = logs[i]!.filter((l) => l.fields.event === 'clients_reload_refused');
+      const refused = refusals(i);
       expect(refused.at(-1)?.fields.problem).toBe(
         'GATEWAY_CLIENTS_FILE: clients[0].secrets[0].hash: must be sha256:<64 lowercase hex digits> (at line 1, column 44)',
       );

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { consoleSearch, DESKTOP_HEADERS } from '../helpers/console-client.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 import { checkRequirement, commandRequirement, tcpRequirement } from '../helpers/requires.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -162,16 +163,9 @@ describe.skipIf(!redisServer)('console requests that are not a search', () => {
     const s = await start({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
     // MONITOR sees every command the gateway sends; the limiter's keys all begin with this.
     const limiterKeys = `${prefix}:ctr:console-rl:`;
-    // monitor() opens a connection of its own: both are closed after the test, or the first reconnects for ever.
-    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    const monitor = await client.monitor();
-    const seen: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
-    cleanups.push(
-      () => monitor.disconnect(),
-      () => client.disconnect(),
-    );
-    const limiterCommands = () => seen.filter((command) => command.includes(limiterKeys)).length;
+    const monitor = await monitorRedis(redis.url);
+    cleanups.push(() => monitor.close());
+    const limiterCommands = () => monitor.commands.filter((args) => args.join(' ').includes(limiterKeys)).length;
     const paths = ['/console', '/console/app.js', '/console/nothing-here', '/console/v2/other', '/console/admin'];
     for (let i = 0; i < 8; i++) {
       for (const path of paths) await fetch(`${s.gateway.url}${path}`, { headers: DESKTOP_HEADERS });

@@ -8,7 +8,7 @@ import { startReplicas, type Replica, type Replicas } from '../helpers/replicas.
 import { checkRequirement, commandRequirement } from '../helpers/requires.js';
 
 const hasRedisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
-const REDIS_TIMEOUT_MS = 200;
+const REDIS_TIMEOUT_MS = 500;
 /**
  * Where Redis stays up: long enough that a loaded machine's slow answer is never taken for an outage (each replica
  * would then log in on its own, as it should when Redis is down).

@@ -212,7 +212,8 @@ describe('the Node log destination', () => {
 
   it('flushSync waits for a stuck reader at most exitWaitMs over all its calls', () => {
     const f = fifo();
-    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, exitWaitMs: 100 });
+    // A second of waiting: enough for several offers however long a loaded machine takes over the first.
+    const dest = createLogDestination({ fd: f.writeFd, batchChars: 4096, exitWaitMs: 1000 });
     for (let i = 0; i < 5000; i++) dest.write(line(i));
     const mine = () => writes.filter((w) => w.fd === f.writeFd).length;
     const before = mine();
