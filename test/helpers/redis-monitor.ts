@@ -10,7 +10,7 @@ export interface RedisMonitor {
 }
 
 /** `"a" "b\"c"` → ['a', 'b"c']: MONITOR quotes each argument and escapes `\\`, `\"`, `\n`, `\r`, `\t` and `\xHH`. */
-export function monitorArguments(line: string): string[] {
+function monitorArguments(line: string): string[] {
   const args: string[] = [];
   for (const m of line.matchAll(/"((?:[^"\\]|\\.)*)"/g))
     args.push(
