@@ -51,7 +51,7 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
   it('renders every operation of the document from the gateway alone, under its CSP', async () => {
     const { page, requests, problems, close } = await open('/docs');
     try {
-      await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+      await page.locator('.opblock').first().waitFor({ timeout: 60_000 });
       const doc = (await (await fetch(`${stack.gateway.url}/openapi.json`)).json()) as {
         paths: Record<string, object>;
       };
@@ -114,7 +114,7 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
   it('lets a developer log in from "Authorize" with a client id and secret (client credentials at /oauth2/token), then search', async () => {
     const { page, requests, problems, close } = await open('/docs');
     try {
-      await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+      await page.locator('.opblock').first().waitFor({ timeout: 60_000 });
       await page.locator('.auth-wrapper .authorize').click();
       const oauth = page.locator('.auth-container').filter({ hasText: 'oauthClientCredentials' });
       await oauth.locator('input[id^="client_id"]').fill('crm');
@@ -163,7 +163,7 @@ describe.skipIf(!hasChromium)('docs page in Chromium', () => {
   it.each(['/docs', '/docs/problems'])('fits a phone 390 px wide: %s is no wider than the screen', async (path) => {
     const { page, problems, close } = await open(path, PHONE);
     try {
-      if (path === '/docs') await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+      if (path === '/docs') await page.locator('.opblock').first().waitFor({ timeout: 60_000 });
       const width = await page.evaluate(() =>
         Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
       );
