@@ -13,6 +13,7 @@ import {
 } from '../../../src/observability/tracing/http-spans.js';
 import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
 import { freePort } from '../../helpers/free-port.js';
+import { droppedBy } from '../../helpers/dropped-spans.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -103,7 +104,7 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
     expect(nowNs - serverSpan!.startTimeUnixNano).toBeLessThan(60_000_000_000n);
     expect(serverSpan!.endTimeUnixNano).toBeGreaterThanOrEqual(client!.endTimeUnixNano);
     expect(client!.startTimeUnixNano).toBeGreaterThanOrEqual(serverSpan!.startTimeUnixNano);
-    expect(tracing.dropped()).toBe(0);
+    expect(droppedBy(tracing.dropped())).toEqual({});
   });
 });
 
@@ -194,15 +195,23 @@ describe('a collector that does not take the spans', () => {
     await new Promise<void>((resolve) => blackHole.close(() => resolve()));
   });
 
-  it('down: every span of the failed export is counted as dropped', async () => {
+  it('down: the refused export is tried again within the export timeout, then every span counted as unreachable', async () => {
     const port = await freePort();
     const tracing = createTracing(
-      tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '0' }),
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '1500',
+        OTEL_BSP_SCHEDULE_DELAY: '0',
+      }),
       runtime,
     );
+    const started = performance.now();
     for (let i = 0; i < 5; i++) tracing.tracer.startSpan('lost', undefined).end();
     await tracing.flush();
-    expect(tracing.dropped()).toBe(5);
+    expect(droppedBy(tracing.dropped())).toEqual({ unreachable: 5 });
+    // One backoff of about a second (0.8 to 1.2 s) fits the 1.5 s timeout; the next would not.
+    expect(performance.now() - started).toBeGreaterThan(750);
+    expect(performance.now() - started).toBeLessThan(1_500);
   });
 
   it('black-holed: ending spans never waits, the queue stays bounded, and the timed-out batch is counted', async () => {
@@ -225,10 +234,10 @@ describe('a collector that does not take the spans', () => {
     // Ten spans ended while the export hangs: synchronous, no wait on the collector.
     expect(performance.now() - ending).toBeLessThan(20);
     // Four wait in the queue while the first four are in flight; six did not fit.
-    expect(tracing.dropped()).toBe(6);
+    expect(droppedBy(tracing.dropped())).toEqual({ queue_full: 6 });
     await tracing.flush();
     // Both exports timed out: everything is counted, nothing is left waiting.
-    expect(tracing.dropped()).toBe(14);
+    expect(droppedBy(tracing.dropped())).toEqual({ queue_full: 6, timeout: 8 });
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
