@@ -11,15 +11,20 @@ export interface ServerSpanOptions {
   routeOf: (method: string, path: string) => string | undefined;
   /** The caller's address the gateway trusts (TRUST_PROXY_HOPS). */
   addressOf: (c: Context) => string | undefined;
+  /** The request's HTTP version (`1.1`, `2`) where the runtime tells it. */
+  protocolOf?: ((c: Context) => string | undefined) | undefined;
 }
 
-/** Where the app's requests arrive: the URL's scheme and host, the trusted client address. */
+/** Where the app's requests arrive: the URL's scheme, path, host and port, the trusted client address. */
 function arrivalOf(options: ServerSpanOptions, c: Context<AppEnv>): Arrival<HonoRequest> {
   let parsed: URL | undefined;
   const url = () => (parsed ??= new URL(c.req.url));
   return {
     scheme: () => (url().protocol === 'https:' ? 'https' : 'http'),
+    path: () => url().pathname,
     serverAddress: () => url().hostname,
+    serverPort: () => (url().port === '' ? undefined : Number(url().port)),
+    protocolVersion: () => options.protocolOf?.(c),
     clientAddress: () => options.addressOf(c),
   };
 }

@@ -9,6 +9,7 @@ import {
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
   type IncomingRequest,
 } from './http-spans.js';
 import type { FinishedSpan, SpanSink } from './span.js';
@@ -31,13 +32,17 @@ const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => (
   traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
   tracestate: 'rojo=1',
   scheme: 'https',
+  path: '/v2/contacts/search',
   serverAddress: 'callerid.example.com',
+  serverPort: 443,
+  protocolVersion: '1.1',
+  userAgent: 'pbx/1.0',
   clientAddress: '192.0.2.7',
   ...overrides,
 });
 
 /** An upstream call whose details do not matter to the test. */
-const CALL = { method: 'GET', urlTemplate: '/t', serverAddress: 'u', serverPort: 443 };
+const CALL = upstreamCall('GET', 'https://u', '/t');
 
 const ALWAYS = { name: 'parentbased_always_on', ratio: 1, callerPerSecond: 100 } as const;
 
@@ -48,12 +53,11 @@ describe('tracer', () => {
     const sink = memorySink();
     const tracer = createTracer(ALWAYS, sink);
     const server = startServerSpan(tracer, request());
-    const upstream = startUpstreamSpan(tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     expect(traceHeaders(upstream)).toEqual({
       traceparent: `00-${TRACE}-${upstream.context!.spanId}-01`,
       tracestate: 'rojo=1',
@@ -132,7 +136,7 @@ describe('tracer', () => {
   it('marks a failed upstream call as an error by its status or what failed', () => {
     const sink = memorySink();
     const tracer = createTracer(ALWAYS, sink);
-    const call = { method: 'POST', urlTemplate: '/oauth/token', serverAddress: 'u', serverPort: 443 };
+    const call = upstreamCall('POST', 'https://u', '/oauth/token');
     endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { status: 401 });
     endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { errorType: 'timeout' });
     expect(sink.spans.map((s) => [s.attributes['error.type'], s.status.code])).toEqual([

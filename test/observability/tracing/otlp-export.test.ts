@@ -10,6 +10,7 @@ import {
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
 } from '../../../src/observability/tracing/http-spans.js';
 import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -56,15 +57,18 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
       tracestate: 'rojo=1',
       scheme: 'http',
+      path: '/v2/contacts/search',
       serverAddress: '127.0.0.1',
+      serverPort: 8080,
+      protocolVersion: '1.1',
+      userAgent: 'pbx/2.1',
       clientAddress: '127.0.0.1',
     });
-    const upstream = startUpstreamSpan(tracing.tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracing.tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     upstream.addLink({ context: server.context!, attributes: { 'link.reason': 'test' } });
     upstream.setAttribute('gateway.queue.seconds', 0.25);
     upstream.setAttribute('gateway.retried', false);
@@ -86,7 +90,15 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       name: 'GET /v2/contacts/search',
       kind: 2,
       serviceName: 'gateway-under-test',
-      attributes: { 'http.response.status_code': 502, 'error.type': '502', 'cache.status': 'miss' },
+      attributes: {
+        'http.response.status_code': 502,
+        'error.type': '502',
+        'cache.status': 'miss',
+        'url.path': '/v2/contacts/search',
+        'server.port': 8080,
+        'network.protocol.version': '1.1',
+        'user_agent.original': 'pbx/2.1',
+      },
       status: { code: 2 },
     });
     expect(client).toMatchObject({
@@ -94,7 +106,12 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       spanId: upstream.context!.spanId,
       parentSpanId: server.context!.spanId,
       kind: 3,
-      attributes: { 'server.port': 443, 'gateway.queue.seconds': 0.25, 'gateway.retried': false },
+      attributes: {
+        'server.port': 443,
+        'url.full': 'https://upstream.example.net/v2/contacts/search?what=REDACTED',
+        'gateway.queue.seconds': 0.25,
+        'gateway.retried': false,
+      },
       links: [{ traceId: TRACE, spanId: server.context!.spanId }],
       status: { code: 2, message: 'upstream answered 502' },
     });

@@ -13,6 +13,7 @@ import {
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
 } from '../../../../src/observability/tracing/http-spans.js';
 import type { FetchFunction } from '../../../../src/observability/tracing/otlp-http.js';
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
@@ -68,15 +69,18 @@ function traceOneMiss(endpoint: string, fetch?: FetchFunction) {
       traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
       tracestate: undefined,
       scheme: 'https',
+      path: '/v2/contacts/search',
       serverAddress: 'callerid.example.com',
+      serverPort: 443,
+      protocolVersion: undefined,
+      userAgent: undefined,
       clientAddress: undefined,
     });
-    const upstream = startUpstreamSpan(tracing.tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracing.tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     upstream.end();
     endServerSpan(server, { status: 200, cacheStatus: 'miss' });
     return { upstream: traceHeaders(upstream), server: server.context!.spanId };
