@@ -155,8 +155,12 @@ export function endUpstreamSpan(span: Span, outcome: { status: number } | { erro
 /** A span's context as its header fields, `traceparent` and `tracestate` (none without a context). */
 export type TraceCarrier = Readonly<Record<string, string>>;
 
-/** The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without context. */
-export function traceHeaders(span: Span): Record<string, string> {
+/**
+ * The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without
+ * context. With tracing off, the caller's fields as they came.
+ */
+export function traceHeaders(span: Span): TraceCarrier {
+  if (span.carried !== undefined) return span.carried;
   const context = span.context;
   if (context === undefined) return {};
   const traceparent = formatTraceparent(context);
