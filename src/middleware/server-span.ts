@@ -2,7 +2,13 @@
 // continued, named by the route the request is for, ended with how it was answered; a problem body gets its trace id.
 import type { Context, HonoRequest, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { closeServerSpan, openServerSpan, takesTraceId, type Arrival } from '../observability/served-request.js';
+import {
+  closeServerSpan,
+  openServerSpan,
+  takesTraceId,
+  unreadArrival,
+  type Arrival,
+} from '../observability/served-request.js';
 import type { Tracer } from '../observability/tracing/tracer.js';
 
 export interface ServerSpanOptions {
@@ -32,7 +38,8 @@ function arrivalOf(options: ServerSpanOptions, c: Context<AppEnv>): Arrival<Hono
 export function serverSpan(options: ServerSpanOptions): MiddlewareHandler<AppEnv> {
   return async function serverSpan(c, next) {
     const route = options.routeOf(c.req.method, c.req.path);
-    const span = openServerSpan(options.tracer, c.req, route, arrivalOf(options, c));
+    const arrival = options.tracer.enabled ? arrivalOf(options, c) : unreadArrival;
+    const span = openServerSpan(options.tracer, c.req, route, arrival);
     c.set('span', span);
     let threw = true;
     try {

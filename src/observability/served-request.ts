@@ -29,6 +29,16 @@ export interface Arrival<R extends Arriving> {
   clientAddress(request: R): string | undefined;
 }
 
+/** What a door passes with tracing off, where nothing of the arrival is read: no per-request object is built. */
+export const unreadArrival: Arrival<Arriving> = {
+  scheme: () => 'http',
+  path: () => '',
+  serverAddress: () => '',
+  serverPort: () => undefined,
+  protocolVersion: () => undefined,
+  clientAddress: () => undefined,
+};
+
 /**
  * A request's server span, named by `route` (undefined: no route matched), continuing the caller's trace; with
  * tracing off only the caller's context, and nothing made without one.
