@@ -44,7 +44,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   const routeOf = routeResolver(() => app.routes);
   app.use(accessLog({ record: services.recordRequest, routeOf }));
   // Inside the access log, which writes the span's ids on its line; around everything that answers.
-  app.use(serverSpan({ tracer: services.tracing.tracer, routeOf, addressOf: services.addressOf }));
+  const { addressOf, protocolOf } = services;
+  app.use(serverSpan({ tracer: services.tracing.tracer, routeOf, addressOf, protocolOf }));
   // Before any route: a bad Host, an unwanted body, two Authorization fields, `/console/../x` (which must not reach `/x`).
   app.use(requestRules({ takesBody: bodyByMethod, boundOf: bodyBoundOf(services.config) }, services.requestTarget));
   // Before any route reads a body: an oversized one is refused, never buffered.
@@ -107,7 +108,7 @@ export function routeOfApp(app: GatewayApp): (method: string, path: string) => s
 export function createMetricsApp(
   metrics: GatewayMetrics,
   token: string | undefined,
-  spans: Pick<ServerSpanOptions, 'tracer' | 'addressOf'>,
+  spans: Pick<ServerSpanOptions, 'tracer' | 'addressOf' | 'protocolOf'>,
 ): GatewayApp {
   const app = new Hono<AppEnv>();
   const routeOf = routeResolver(() => app.routes);

@@ -94,7 +94,12 @@ describe('accessLog', () => {
   });
 
   it("makes a recorded span's ids the duration's exemplar, and a span recorded nowhere none", async () => {
-    const context = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true };
+    const context = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      sampled: true,
+      random: false,
+    };
     const sink = { now: () => Date.now(), end: () => {} };
     const recorded = appWith({
       span: new RecordingSpan(sink, 'GET /healthz', 'server', { ...context, traceState: undefined }, undefined),

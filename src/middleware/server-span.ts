@@ -2,7 +2,13 @@
 // continued, named by the route the request is for, ended with how it was answered; a problem body gets its trace id.
 import type { Context, HonoRequest, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { closeServerSpan, openServerSpan, takesTraceId, type Arrival } from '../observability/served-request.js';
+import {
+  closeServerSpan,
+  openServerSpan,
+  takesTraceId,
+  unreadArrival,
+  type Arrival,
+} from '../observability/served-request.js';
 import type { Tracer } from '../observability/tracing/tracer.js';
 
 export interface ServerSpanOptions {
@@ -11,15 +17,20 @@ export interface ServerSpanOptions {
   routeOf: (method: string, path: string) => string | undefined;
   /** The caller's address the gateway trusts (TRUST_PROXY_HOPS). */
   addressOf: (c: Context) => string | undefined;
+  /** The request's HTTP version (`1.1`, `2`) where the runtime tells it. */
+  protocolOf?: ((c: Context) => string | undefined) | undefined;
 }
 
-/** Where the app's requests arrive: the URL's scheme and host, the trusted client address. */
+/** Where the app's requests arrive: the URL's scheme, path, host and port, the trusted client address. */
 function arrivalOf(options: ServerSpanOptions, c: Context<AppEnv>): Arrival<HonoRequest> {
   let parsed: URL | undefined;
   const url = () => (parsed ??= new URL(c.req.url));
   return {
     scheme: () => (url().protocol === 'https:' ? 'https' : 'http'),
+    path: () => url().pathname,
     serverAddress: () => url().hostname,
+    serverPort: () => (url().port === '' ? undefined : Number(url().port)),
+    protocolVersion: () => options.protocolOf?.(c),
     clientAddress: () => options.addressOf(c),
   };
 }
@@ -27,7 +38,8 @@ function arrivalOf(options: ServerSpanOptions, c: Context<AppEnv>): Arrival<Hono
 export function serverSpan(options: ServerSpanOptions): MiddlewareHandler<AppEnv> {
   return async function serverSpan(c, next) {
     const route = options.routeOf(c.req.method, c.req.path);
-    const span = openServerSpan(options.tracer, c.req, route, arrivalOf(options, c));
+    const arrival = options.tracer.enabled ? arrivalOf(options, c) : unreadArrival;
+    const span = openServerSpan(options.tracer, c.req, route, arrival);
     c.set('span', span);
     let threw = true;
     try {

@@ -11,6 +11,7 @@ import type {
   UpstreamEndpoint,
   UpstreamOutcome,
 } from './telemetry.js';
+import { DROP_CAUSES } from './tracing/export-retry.js';
 
 const METRIC_PREFIX = 'callerid_gateway_';
 
@@ -158,8 +159,8 @@ export const FAMILIES = {
   // The trace exporter's (observability/tracing/): spans that never reached the collector.
   traceSpansDropped: counter(
     'trace_spans_dropped_total',
-    'Spans dropped instead of exported: the export queue was full, or the collector refused, failed or timed out.',
-    [],
+    'Spans dropped instead of exported, by cause: queue_full, refused (a status not tried again), unavailable (429, 502, 503, 504 past the retries), unreachable, timeout, bad_answer (encoded or too large).',
+    ['cause'],
   ),
   // The tracer's (observability/tracing/sampler.ts): what callers asked the gateway to record past its bound.
   traceCallerSampledCapped: counter(
@@ -267,6 +268,7 @@ export function seedSeries(): SeedSeries[] {
     seeds.push([FAMILIES.sharedStoreUp, [store], 1]);
     seeds.push([FAMILIES.sharedStoreFallbacks, [store], 0]);
   }
+  for (const cause of DROP_CAUSES) seeds.push([FAMILIES.traceSpansDropped, [cause], 0]);
   for (const state of BREAKER_STATES) seeds.push([FAMILIES.breakerState, [state], state === 'closed' ? 1 : 0]);
   return seeds;
 }

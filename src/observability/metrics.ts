@@ -10,6 +10,8 @@ import {
   type TraceIds,
 } from './bound-series.js';
 import type { Telemetry } from './telemetry.js';
+import { DROP_CAUSES } from './tracing/export-retry.js';
+import type { DroppedSpans } from './tracing/span-batcher.js';
 import { createGuardMetrics, type GuardStatus } from './guard-metrics.js';
 import {
   CACHE_RESULTS,
@@ -35,8 +37,8 @@ export interface MetricSources {
   guardStatus?: () => GuardStatus;
   /** Log lines dropped since the start because the log's reader did not take them (Node's stdout). */
   logLinesDropped?: () => number;
-  /** Spans the trace exporter dropped since the start (queue full, export failed). */
-  spansDropped?: () => number;
+  /** Spans the trace exporter dropped since the start, by cause (queue full, export failed). */
+  spansDropped?: () => DroppedSpans;
   /** Traces callers' contexts asked to record past TRACING_CALLER_SAMPLED_PER_SECOND since the start. */
   callerSampledCapped?: () => number;
 }
@@ -232,7 +234,8 @@ function createScrapeGauges(registry: Registry, sources: MetricSources): void {
     registers,
     collect() {
       this.reset();
-      this.inc(sources.spansDropped?.() ?? 0);
+      const dropped = sources.spansDropped?.();
+      for (const cause of DROP_CAUSES) this.inc({ cause }, dropped?.[cause] ?? 0);
     },
   });
   new Counter({

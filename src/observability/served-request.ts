@@ -17,11 +17,27 @@ export interface Arriving {
 /** Where a door's requests arrive, for their spans: read only when tracing is on. */
 export interface Arrival<R extends Arriving> {
   scheme(request: R): 'http' | 'https';
+  /** The request target's path as sent, without its query. */
+  path(request: R): string;
   /** The host the request came to, without its port (never a `Host` the gateway refused). */
   serverAddress(request: R): string;
+  /** The port it came to, when the `Host` or the URL names one; else the scheme's is recorded. */
+  serverPort(request: R): number | undefined;
+  /** The HTTP version (`1.1`, `2`), where the runtime tells it. */
+  protocolVersion(request: R): string | undefined;
   /** The client address the gateway trusts (TRUST_PROXY_HOPS). */
   clientAddress(request: R): string | undefined;
 }
+
+/** What a door passes with tracing off, where nothing of the arrival is read: no per-request object is built. */
+export const unreadArrival: Arrival<Arriving> = {
+  scheme: () => 'http',
+  path: () => '',
+  serverAddress: () => '',
+  serverPort: () => undefined,
+  protocolVersion: () => undefined,
+  clientAddress: () => undefined,
+};
 
 /**
  * A request's server span, named by `route` (undefined: no route matched), continuing the caller's trace; with
@@ -36,13 +52,18 @@ export function openServerSpan<R extends Arriving>(
   const traceparent = request.header('traceparent');
   const tracestate = traceparent === undefined ? undefined : request.header('tracestate');
   if (!tracer.enabled) return tracer.startServerSpan('', traceparent, tracestate);
+  const scheme = arrival.scheme(request);
   return startServerSpan(tracer, {
     method: request.method,
     route,
     traceparent,
     tracestate,
-    scheme: arrival.scheme(request),
+    scheme,
+    path: arrival.path(request),
     serverAddress: arrival.serverAddress(request),
+    serverPort: arrival.serverPort(request) ?? (scheme === 'https' ? 443 : 80),
+    protocolVersion: arrival.protocolVersion(request),
+    userAgent: request.header('user-agent'),
     clientAddress: arrival.clientAddress(request),
   });
 }

@@ -49,6 +49,8 @@ export interface RuntimeDeps {
   peerAddress: (c: Context) => string | undefined;
   /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
   requestTarget?: (c: Context) => string | undefined;
+  /** The request's HTTP version (`1.1`, `2`) for its server span, where the runtime tells it. */
+  protocolOf?: (c: Context) => string | undefined;
   /** A synchronous HMAC-SHA-256 where the runtime has one (Node), for the keyed number hash in logs. */
   syncHmac?: SyncHmac;
   /**
@@ -86,6 +88,7 @@ export interface Services {
   recordRequest: RequestRecorder;
   peerAddress: (c: Context) => string | undefined;
   requestTarget: ((c: Context) => string | undefined) | undefined;
+  protocolOf: ((c: Context) => string | undefined) | undefined;
   consoleLimiter: ConsoleRateLimiter;
   clients: ClientRegistry;
   gatewayTokens: GatewayTokens;
@@ -194,6 +197,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     ),
     peerAddress: runtime.peerAddress,
     requestTarget: runtime.requestTarget,
+    protocolOf: runtime.protocolOf,
     docsAssets: runtime.docsAssets,
     consoleLimiter,
     clients,

@@ -134,7 +134,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
     maxRetryAfterMs: options.maxRetryAfterMs ?? 3_600_000,
     headersOf: { token: '', headers: {} },
     tracer: options.tracer ?? disabledTracer,
-    call: upstreamCall('GET', options.baseUrl, SEARCH_PATH),
+    call: upstreamCall('GET', options.baseUrl, SEARCH_PATH, ['what']),
   };
   return { search: (e164, searchOptions) => search(s, e164, searchOptions) };
 }

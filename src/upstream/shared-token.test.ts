@@ -403,6 +403,6 @@ describe('a login made through the token store', () => {
     expect(await manager.getToken(lookup)).toBe('tok');
     const login = spans.find((s) => s.name === 'POST /token/login')!;
     expect(login).toMatchObject({ kind: 'client', parentSpanId: lookup.context!.spanId });
-    expect(traceparents).toEqual([`00-${lookup.context!.traceId}-${login.context.spanId}-01`]);
+    expect(traceparents).toEqual([`00-${lookup.context!.traceId}-${login.context.spanId}-03`]);
   });
 });

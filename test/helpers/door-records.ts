@@ -70,18 +70,27 @@ export function withoutRefusedHost(spans: { socket: ReceivedSpan[]; inProcess: R
 
 /**
  * A door's spans as both doors must export them: name, kind, status, links, attributes and the parent by its name
- * (ids are drawn per process). `client.address` is left out: the app in process has no peer.
+ * (ids are drawn per process). What the connection gives is left out: the app in process has no peer
+ * (`client.address`), no HTTP version (`network.protocol.version`) and no port of its own (`server.port`).
  */
 export function comparableSpans(spans: ReceivedSpan[]) {
   const parentOf = (id: string) => (id === CALLER_SPAN ? 'the caller' : spans.find((s) => s.spanId === id)?.name);
   return spans
-    .map(({ name, kind, status, links, parentSpanId, attributes: { 'client.address': _, ...attributes } }) => ({
-      name,
-      kind,
-      status,
-      links: links.length,
-      parent: parentOf(parentSpanId),
-      attributes,
-    }))
+    .map(({ name, kind, status, links, parentSpanId, attributes: all }) => {
+      const {
+        'client.address': _peer,
+        'network.protocol.version': _version,
+        'server.port': _port,
+        ...attributes
+      } = all;
+      return {
+        name,
+        kind,
+        status,
+        links: links.length,
+        parent: parentOf(parentSpanId),
+        attributes,
+      };
+    })
     .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }

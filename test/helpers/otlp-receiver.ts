@@ -31,10 +31,26 @@ interface ExportRequest {
   spans: ReceivedSpan[];
 }
 
+/** An answer a test scripts in place of the receiver's own: a status and its header fields, no body. */
+export interface ScriptedAnswer {
+  status: number;
+  headers?: Record<string, string>;
+}
+
+export interface OtlpReceiverOptions {
+  /** The answer to the `n`th request (from 0) when the test scripts one; undefined: decode and answer 200. */
+  answer?: (n: number) => ScriptedAnswer | undefined;
+  /** The loopback port to listen on; any free one by default. */
+  port?: number;
+}
+
 export interface OtlpReceiver {
   /** The traces endpoint (`http://127.0.0.1:port/v1/traces`). */
   url: string;
+  /** The export requests decoded and answered 200. */
   requests: ExportRequest[];
+  /** Every request that arrived, scripted answers included: when (ms since the epoch) and its header fields. */
+  arrivals: { at: number; headers: IncomingMessage['headers'] }[];
   spans(): ReceivedSpan[];
   /** Resolves once at least `count` spans arrived. */
   waitForSpans(count: number, timeoutMs?: number): Promise<ReceivedSpan[]>;
@@ -167,13 +183,17 @@ const bodyOf = async (req: IncomingMessage) => {
   return Buffer.concat(chunks);
 };
 
-/** Answers 200 to a conforming export request on /v1/traces, 400 to anything else. */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** Answers 200 to a conforming export request on /v1/traces, 400 to anything else, or as `options.answer` says. */
+export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
   const type = await loadRoot();
   const requests: ExportRequest[] = [];
+  const arrivals: OtlpReceiver['arrivals'] = [];
   const server: Server = createServer(async (req, res) => {
+    const scripted = options.answer?.(arrivals.length);
+    arrivals.push({ at: Date.now(), headers: req.headers });
     const body = await bodyOf(req);
     const contentType = String(req.headers['content-type']);
+    if (scripted !== undefined) return void res.writeHead(scripted.status, scripted.headers ?? {}).end();
     try {
       if (req.method !== 'POST' || req.url !== '/v1/traces') throw new Error(`${req.method} ${req.url}`);
       requests.push({ contentType, headers: req.headers, spans: decode(type, contentType, body) });
@@ -182,12 +202,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       res.writeHead(400, { 'content-type': 'text/plain' }).end(String(error));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const spans = () => requests.flatMap((r) => r.spans);
   return {
     url: `http://127.0.0.1:${port}/v1/traces`,
     requests,
+    arrivals,
     spans,
     async waitForSpans(count, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;

@@ -64,11 +64,15 @@ describe('createMetrics', () => {
     expect(await series(registry, 'callerid_gateway_upstream_token_expiry_timestamp_seconds')).toBeNaN();
     const status = { expiresAt: now + 90_000, consecutiveFailures: 0 };
     let dropped = 2;
+    const none = { queue_full: 0, refused: 0, unavailable: 0, unreachable: 0, timeout: 0, bad_answer: 0 };
     metrics.watch(
       metricSourcesOf({
         upstreamTokens: { status: () => ({ ...status, hasToken: true, lastError: null, retryAt: null }) },
         lookupCache: { entries: 3, bytes: 4096 },
-        tracing: { dropped: () => dropped, callerSampledCapped: () => dropped * 10 },
+        tracing: {
+          dropped: () => ({ ...none, unavailable: dropped, queue_full: 1 }),
+          callerSampledCapped: () => dropped * 10,
+        },
       }),
     );
     // Unix time of expiry: it does not move as time passes.
@@ -79,10 +83,12 @@ describe('createMetrics', () => {
     expect(await series(registry, 'callerid_gateway_upstream_token_consecutive_failures')).toBe(4);
     expect(await series(registry, 'callerid_gateway_cache_entries')).toBe(3);
     expect(await series(registry, 'callerid_gateway_cache_bytes')).toBe(4096);
-    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(2);
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total', { cause: 'unavailable' })).toBe(2);
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total', { cause: 'queue_full' })).toBe(1);
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total', { cause: 'refused' })).toBe(0);
     expect(await series(registry, 'callerid_gateway_trace_caller_sampled_capped_total')).toBe(20);
     dropped = 7;
-    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total')).toBe(7);
+    expect(await series(registry, 'callerid_gateway_trace_spans_dropped_total', { cause: 'unavailable' })).toBe(7);
     expect(await series(registry, 'callerid_gateway_trace_caller_sampled_capped_total')).toBe(70);
   });
 

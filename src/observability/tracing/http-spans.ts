@@ -1,12 +1,19 @@
 // The spans of HTTP exchanges under OpenTelemetry's stable HTTP semantic conventions: a request's server span, an
-// upstream call's client span, and the header fields that carry a span's context to the upstream. Names and
-// attributes take route templates and closed sets only, never a path or query (a number would be in them).
+// upstream call's client span, and the header fields that carry a span's context to the upstream. Names take route
+// templates only; a path is recorded with every segment that could hold a number written `REDACTED`, an upstream URL
+// with its query's value so; what a caller sends (its User-Agent, its path) is cut to MAX_TEXT characters.
 import { PropagatingSpan, type Span } from './span.js';
 import { formatTraceparent, incomingContext } from './trace-context.js';
 import type { Tracer } from './tracer.js';
 
 /** Methods named as they are; any other is `_OTHER` (semantic conventions, `http.request.method`). */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/** How a redacted value is written, as the semantic conventions write one in `url.full`. */
+const REDACTED = 'REDACTED';
+
+/** The most characters of a value a caller sends recorded on a span (a User-Agent, a path, a method). */
+const MAX_TEXT = 256;
 
 export interface IncomingRequest {
   readonly method: string;
@@ -15,8 +22,15 @@ export interface IncomingRequest {
   readonly traceparent: string | null | undefined;
   readonly tracestate: string | null | undefined;
   readonly scheme: 'http' | 'https';
+  /** The request target's path as sent, without its query. */
+  readonly path: string;
   /** The host the request came to, without its port. */
   readonly serverAddress: string;
+  /** The port it came to: the `Host`'s, else the scheme's. */
+  readonly serverPort: number;
+  /** The HTTP version (`1.1`, `2`), where the runtime tells it. */
+  readonly protocolVersion: string | undefined;
+  readonly userAgent: string | undefined;
   /** The client address the gateway trusts (TRUST_PROXY_HOPS), never a forwarded header's raw value. */
   readonly clientAddress: string | undefined;
 }
@@ -36,6 +50,15 @@ export interface ServerOutcome {
 
 const methodOf = (method: string) => (KNOWN_METHODS.has(method) ? method : '_OTHER');
 
+const bounded = (text: string) => (text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text);
+
+// A segment with three digits or more could carry a telephone number (`/admin/cache/+442079460011`, a caller's
+// mistake): written REDACTED whole, as are the characters past MAX_TEXT. `/v2` keeps its one digit.
+const NUMBER_LIKE_SEGMENT = /[^/]*\d[^/\d]*\d[^/\d]*\d[^/]*/g;
+
+/** A request's path as `url.path` records it: no segment that could hold a number, at most MAX_TEXT characters. */
+const redactedPath = (path: string): string => bounded(path.replace(NUMBER_LIKE_SEGMENT, REDACTED));
+
 /** A span name's method part: an unknown method is `HTTP` there. */
 const nameOf = (method: string) => (method === '_OTHER' ? 'HTTP' : method);
 
@@ -46,9 +69,14 @@ export function startServerSpan(tracer: Tracer, request: IncomingRequest): Span 
   const span = tracer.startServerSpan(name, request.traceparent, request.tracestate);
   if (!span.recording) return span;
   span.setAttribute('http.request.method', method);
+  if (method === '_OTHER') span.setAttribute('http.request.method_original', bounded(request.method));
   if (request.route !== undefined) span.setAttribute('http.route', request.route);
+  span.setAttribute('url.path', redactedPath(request.path));
   span.setAttribute('url.scheme', request.scheme);
-  span.setAttribute('server.address', request.serverAddress);
+  span.setAttribute('server.address', bounded(request.serverAddress));
+  span.setAttribute('server.port', request.serverPort);
+  if (request.protocolVersion !== undefined) span.setAttribute('network.protocol.version', request.protocolVersion);
+  if (request.userAgent !== undefined) span.setAttribute('user_agent.original', bounded(request.userAgent));
   if (request.clientAddress !== undefined) span.setAttribute('client.address', request.clientAddress);
   return span;
 }
@@ -72,15 +100,27 @@ export interface UpstreamCall {
   readonly method: string;
   /** The upstream URL's template (`/v2/contacts/search`, `/oauth/token`): the span's name, never the real target. */
   readonly urlTemplate: string;
+  /** The URL called, every query value and any credentials written REDACTED (`...?what=REDACTED`). */
+  readonly urlFull: string;
   readonly serverAddress: string;
   readonly serverPort: number;
 }
 
-/** An upstream call to `baseUrl`'s server, named by `urlTemplate`: the port is the scheme's when the URL has none. */
-export function upstreamCall(method: string, baseUrl: string, urlTemplate: string): UpstreamCall {
-  const url = new URL(baseUrl);
+/**
+ * An upstream call to `baseUrl`'s server at `urlTemplate`, with `query` the names its query carries (the values,
+ * a number among them, are never recorded): the port is the scheme's when the URL has none.
+ */
+export function upstreamCall(
+  method: string,
+  baseUrl: string,
+  urlTemplate: string,
+  query: readonly string[] = [],
+): UpstreamCall {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}${urlTemplate}`);
+  if (url.username !== '' || url.password !== '') [url.username, url.password] = [REDACTED, REDACTED];
+  url.search = query.map((name) => `${name}=${REDACTED}`).join('&');
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  return { method, urlTemplate, serverAddress: url.hostname, serverPort: port };
+  return { method, urlTemplate, urlFull: url.href, serverAddress: url.hostname, serverPort: port };
 }
 
 /** An upstream call's client span under `parent`, named `METHOD template`. */
@@ -92,6 +132,7 @@ export function startUpstreamSpan(tracer: Tracer, parent: Span | undefined, call
   if (!span.recording) return span;
   span.setAttribute('http.request.method', method);
   span.setAttribute('url.template', call.urlTemplate);
+  span.setAttribute('url.full', call.urlFull);
   span.setAttribute('server.address', call.serverAddress);
   span.setAttribute('server.port', call.serverPort);
   return span;
@@ -114,8 +155,12 @@ export function endUpstreamSpan(span: Span, outcome: { status: number } | { erro
 /** A span's context as its header fields, `traceparent` and `tracestate` (none without a context). */
 export type TraceCarrier = Readonly<Record<string, string>>;
 
-/** The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without context. */
-export function traceHeaders(span: Span): Record<string, string> {
+/**
+ * The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without
+ * context. With tracing off, the caller's fields as they came.
+ */
+export function traceHeaders(span: Span): TraceCarrier {
+  if (span.carried !== undefined) return span.carried;
   const context = span.context;
   if (context === undefined) return {};
   const traceparent = formatTraceparent(context);

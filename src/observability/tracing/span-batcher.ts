@@ -1,5 +1,6 @@
 // Spans on their way to the collector: a bounded queue, sent in batches after a delay (or as soon as a batch is
 // full) by one export loop at a time, off every answer's path. What does not fit, or fails to send, is counted.
+import { DROP_CAUSES, type DropCause } from './export-retry.js';
 import type { SendSpans } from './otlp-http.js';
 import type { FinishedSpan, SpanSink } from './span.js';
 
@@ -11,6 +12,9 @@ export interface BatchOptions {
   /** Spans per export request at most (OTEL_BSP_MAX_EXPORT_BATCH_SIZE). */
   readonly maxExportBatchSize: number;
 }
+
+/** Spans dropped so far, by why. */
+export type DroppedSpans = Readonly<Record<DropCause, number>>;
 
 export interface BatcherRuntime {
   /**
@@ -27,7 +31,7 @@ export interface BatcherRuntime {
 /** The sink a tracer ends its spans into; the runtime and the metrics read it. */
 export class SpanBatcher implements SpanSink {
   private readonly queue: FinishedSpan[] = [];
-  private droppedSpans = 0;
+  private readonly droppedSpans = Object.fromEntries(DROP_CAUSES.map((c) => [c, 0])) as Record<DropCause, number>;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   /** While a flush waits: the loop sends what is queued without waiting for a batch to fill. */
@@ -46,7 +50,7 @@ export class SpanBatcher implements SpanSink {
   /** Queues an ended span; never waits. A full queue drops it and counts it. */
   end(span: FinishedSpan): void {
     if (this.queue.length >= this.options.maxQueueSize) {
-      this.droppedSpans++;
+      this.droppedSpans.queue_full++;
       return;
     }
     this.queue.push(span);
@@ -63,8 +67,8 @@ export class SpanBatcher implements SpanSink {
     });
   }
 
-  /** Spans lost so far: the queue was full, or their export request failed. */
-  dropped(): number {
+  /** Spans lost so far, by cause: the queue was full, or their export failed (export-retry.ts). */
+  dropped(): DroppedSpans {
     return this.droppedSpans;
   }
 
@@ -87,7 +91,8 @@ export class SpanBatcher implements SpanSink {
       }
       delay = this.options.scheduleDelayMs;
       const batch = this.queue.splice(0, this.options.maxExportBatchSize);
-      if (!(await this.send(batch))) this.droppedSpans += batch.length;
+      const cause = await this.send(batch);
+      if (cause !== undefined) this.droppedSpans[cause] += batch.length;
     }
   }
 }

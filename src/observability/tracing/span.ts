@@ -38,6 +38,11 @@ export interface Span {
    * started under it is its child and this process's first of the trace, recorded as the caller's flag says.
    */
   readonly remote?: boolean;
+  /**
+   * With tracing off, the caller's `traceparent` and `tracestate` as they came: sent on byte for byte instead of
+   * being written anew from the context.
+   */
+  readonly carried?: Readonly<Record<string, string>>;
   setAttribute(key: string, value: AttributeValue): void;
   addLink(link: SpanLink): void;
   setStatus(status: SpanStatus): void;
@@ -51,12 +56,16 @@ export interface SpanSink {
   end(span: FinishedSpan): void;
 }
 
-/** A span that records nothing and only carries its context; `remote` when the context came from another isolate. */
+/**
+ * A span that records nothing and only carries its context; `remote` when the context came from another isolate,
+ * `carried` when the caller's header fields go on as they came (tracing off).
+ */
 export class PropagatingSpan implements Span {
   readonly recording = false;
   constructor(
     readonly context: SpanContext | undefined,
     readonly remote = false,
+    readonly carried?: Readonly<Record<string, string>>,
   ) {}
   setAttribute(): void {}
   addLink(): void {}

@@ -8,11 +8,23 @@ const SPAN = '00f067aa0ba902b7';
 
 describe('traceparent', () => {
   it('reads a version-00 header, sampled or not', () => {
-    expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: true });
-    expect(parseTraceparent(`00-${TRACE}-${SPAN}-00`)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: false });
-    // Only the sampled bit is read from the flags; the others are unknown to Level 1.
-    expect(parseTraceparent(`00-${TRACE}-${SPAN}-03`)?.sampled).toBe(true);
-    expect(parseTraceparent(`00-${TRACE}-${SPAN}-fe`)?.sampled).toBe(false);
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({
+      traceId: TRACE,
+      spanId: SPAN,
+      sampled: true,
+      random: false,
+    });
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-00`)).toEqual({
+      traceId: TRACE,
+      spanId: SPAN,
+      sampled: false,
+      random: false,
+    });
+    // The sampled bit, and Level 2's random bit; the others are unknown.
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-03`)).toMatchObject({ sampled: true, random: true });
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-02`)).toMatchObject({ sampled: false, random: true });
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-fe`)).toMatchObject({ sampled: false, random: true });
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-fd`)).toMatchObject({ sampled: true, random: false });
     // Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
     expect(parseTraceparent(` 00-${TRACE}-${SPAN}-01\t`)?.traceId).toBe(TRACE);
   });
@@ -36,13 +48,21 @@ describe('traceparent', () => {
   });
 
   it('reads a later version as far as version 00 goes (section 3.2.4)', () => {
-    expect(parseTraceparent(`cc-${TRACE}-${SPAN}-01`)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: true });
+    expect(parseTraceparent(`cc-${TRACE}-${SPAN}-01`)).toEqual({
+      traceId: TRACE,
+      spanId: SPAN,
+      sampled: true,
+      random: false,
+    });
     expect(parseTraceparent(`cc-${TRACE}-${SPAN}-01-what-the-future-adds`)?.spanId).toBe(SPAN);
   });
 
-  it('writes version 00 with the sampled flag', () => {
-    expect(formatTraceparent({ traceId: TRACE, spanId: SPAN, sampled: true })).toBe(`00-${TRACE}-${SPAN}-01`);
-    expect(formatTraceparent({ traceId: TRACE, spanId: SPAN, sampled: false })).toBe(`00-${TRACE}-${SPAN}-00`);
+  it('writes version 00 with the sampled and random flags, no other', () => {
+    const ids = { traceId: TRACE, spanId: SPAN };
+    expect(formatTraceparent({ ...ids, sampled: true, random: false })).toBe(`00-${TRACE}-${SPAN}-01`);
+    expect(formatTraceparent({ ...ids, sampled: false, random: false })).toBe(`00-${TRACE}-${SPAN}-00`);
+    expect(formatTraceparent({ ...ids, sampled: false, random: true })).toBe(`00-${TRACE}-${SPAN}-02`);
+    expect(formatTraceparent({ ...ids, sampled: true, random: true })).toBe(`00-${TRACE}-${SPAN}-03`);
   });
 });
 
@@ -107,6 +127,7 @@ describe('tracestate', () => {
       traceId: TRACE,
       spanId: SPAN,
       sampled: true,
+      random: false,
       traceState: 'rojo=1',
     });
     expect(incomingContext(`00-${TRACE}-${SPAN}-01`, undefined)?.traceState).toBeUndefined();

@@ -1,5 +1,6 @@
 // W3C Trace Context Level 1: the `traceparent` and `tracestate` header fields read from a caller and written to an
-// upstream. An invalid `traceparent` is ignored (and its `tracestate` with it), as the Recommendation says.
+// upstream. An invalid `traceparent` is ignored (and its `tracestate` with it), as the Recommendation says. Of Level 2,
+// the random flag (`02`): kept from a caller, set on every trace the gateway starts (its trace ids are all random).
 
 /** Where a span sits in a trace: the ids a `traceparent` carries, whether it is sampled, the caller's tracestate. */
 export interface SpanContext {
@@ -8,6 +9,8 @@ export interface SpanContext {
   /** 16 lowercase hex digits, not all zero. */
   readonly spanId: string;
   readonly sampled: boolean;
+  /** Trace Context Level 2's random flag: the trace id's rightmost 56 bits are random. */
+  readonly random: boolean;
   /** The caller's `tracestate`, normalised; passed on unchanged (the gateway adds no entry of its own). */
   readonly traceState: string | undefined;
 }
@@ -38,12 +41,15 @@ export function parseTraceparent(header: string | null | undefined): Omit<SpanCo
   const spanId = value.slice(36, 52);
   const flags = value.slice(53, 55);
   if (!isId(traceId, 32) || !isId(spanId, 16) || !HEX_ONLY.test(flags)) return undefined;
-  return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 };
+  const bits = parseInt(flags, 16);
+  return { traceId, spanId, sampled: (bits & 1) === 1, random: (bits & 2) === 2 };
 }
 
-/** The `traceparent` to send on (version 00, only the sampled flag set or not). */
-export function formatTraceparent(context: Pick<SpanContext, 'traceId' | 'spanId' | 'sampled'>): string {
-  return `00-${context.traceId}-${context.spanId}-${context.sampled ? '01' : '00'}`;
+const FLAGS = ['00', '01', '02', '03'];
+
+/** The `traceparent` to send on: version 00, the flags the gateway knows (sampled, random) and no other. */
+export function formatTraceparent(context: Pick<SpanContext, 'traceId' | 'spanId' | 'sampled' | 'random'>): string {
+  return `00-${context.traceId}-${context.spanId}-${FLAGS[(context.sampled ? 1 : 0) + (context.random ? 2 : 0)]}`;
 }
 
 // Section 3.3.1.3: a key is simple (lcalpha first) or multi-tenant (tenant@system); a value is printable ASCII
@@ -104,6 +110,7 @@ export function incomingContext(
     traceId: parent.traceId,
     spanId: parent.spanId,
     sampled: parent.sampled,
+    random: parent.random,
     traceState: parseTracestate(tracestate),
   };
 }

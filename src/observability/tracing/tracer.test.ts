@@ -9,6 +9,7 @@ import {
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
   type IncomingRequest,
 } from './http-spans.js';
 import type { FinishedSpan, SpanSink } from './span.js';
@@ -31,13 +32,17 @@ const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => (
   traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
   tracestate: 'rojo=1',
   scheme: 'https',
+  path: '/v2/contacts/search',
   serverAddress: 'callerid.example.com',
+  serverPort: 443,
+  protocolVersion: '1.1',
+  userAgent: 'pbx/1.0',
   clientAddress: '192.0.2.7',
   ...overrides,
 });
 
 /** An upstream call whose details do not matter to the test. */
-const CALL = { method: 'GET', urlTemplate: '/t', serverAddress: 'u', serverPort: 443 };
+const CALL = upstreamCall('GET', 'https://u', '/t');
 
 const ALWAYS = { name: 'parentbased_always_on', ratio: 1, callerPerSecond: 100 } as const;
 
@@ -48,12 +53,11 @@ describe('tracer', () => {
     const sink = memorySink();
     const tracer = createTracer(ALWAYS, sink);
     const server = startServerSpan(tracer, request());
-    const upstream = startUpstreamSpan(tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     expect(traceHeaders(upstream)).toEqual({
       traceparent: `00-${TRACE}-${upstream.context!.spanId}-01`,
       tracestate: 'rojo=1',
@@ -132,7 +136,7 @@ describe('tracer', () => {
   it('marks a failed upstream call as an error by its status or what failed', () => {
     const sink = memorySink();
     const tracer = createTracer(ALWAYS, sink);
-    const call = { method: 'POST', urlTemplate: '/oauth/token', serverAddress: 'u', serverPort: 443 };
+    const call = upstreamCall('POST', 'https://u', '/oauth/token');
     endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { status: 401 });
     endUpstreamSpan(startUpstreamSpan(tracer, undefined, call), { errorType: 'timeout' });
     expect(sink.spans.map((s) => [s.attributes['error.type'], s.status.code])).toEqual([
@@ -223,6 +227,56 @@ describe('tracing off', () => {
     expect(traceHeaders(upstream)).toEqual({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'rojo=1' });
     expect(startServerSpan(disabledTracer, request({ traceparent: 'garbage' })).context).toBeUndefined();
     expect(draw).not.toHaveBeenCalled();
+  });
+});
+
+describe("tracing off: the caller's fields go on byte for byte, or neither", () => {
+  const forwarded = (traceparent: string | undefined, tracestate?: string) =>
+    traceHeaders(
+      startUpstreamSpan(disabledTracer, startServerSpan(disabledTracer, request({ traceparent, tracestate })), CALL),
+    );
+
+  it.each([
+    ['flags ff', `00-${TRACE}-${CALLER_SPAN}-ff`, 'rojo=1'],
+    ['flags 02', `00-${TRACE}-${CALLER_SPAN}-02`, 'rojo=1'],
+    ['a key twice', `00-${TRACE}-${CALLER_SPAN}-01`, 'foo=1,foo=1'],
+    ['33 members', `00-${TRACE}-${CALLER_SPAN}-01`, Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(',')],
+    ['optional whitespace and empty members', `00-${TRACE}-${CALLER_SPAN}-01`, ' a=1 ,, b=2'],
+    ['a later version with more after the flags', `cc-${TRACE}-${CALLER_SPAN}-01-future`, 'rojo=1'],
+  ])('%s: as it came', (_what, traceparent, tracestate) => {
+    expect(forwarded(traceparent, tracestate)).toEqual({ traceparent, tracestate });
+  });
+
+  it('an invalid traceparent: neither field; a tracestate past 512 characters: cut to whole members, as on', () => {
+    expect(forwarded(`00-${TRACE}-${'0'.repeat(16)}-01`, 'rojo=1')).toEqual({});
+    expect(forwarded(`cc-${TRACE}-${CALLER_SPAN}-01-${'x'.repeat(500)}`, 'rojo=1')).toEqual({});
+    const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`;
+    expect(forwarded(traceparent, `a=${'x'.repeat(511)}`)).toEqual({ traceparent });
+    expect(forwarded(traceparent, undefined)).toEqual({ traceparent });
+    const long = `rojo=1,${Array.from({ length: 4 }, (_, i) => `k${i}=${'v'.repeat(200)}`).join(',')}`;
+    expect(forwarded(traceparent, long)).toEqual({ traceparent, tracestate: long.split(',').slice(0, 3).join(',') });
+  });
+});
+
+describe('tracing on: the random flag (Trace Context Level 2)', () => {
+  it.each([
+    ['02', '02'],
+    ['03', '03'],
+    ['01', '01'],
+    ['ff', '03'],
+  ])("a caller's flags %s go on as %s: the random bit kept, no unknown bit", (incoming, outgoing) => {
+    const tracer = createTracer(ALWAYS, memorySink());
+    const server = startServerSpan(tracer, request({ traceparent: `00-${TRACE}-${CALLER_SPAN}-${incoming}` }));
+    const upstream = startUpstreamSpan(tracer, server, CALL);
+    expect(traceHeaders(upstream).traceparent).toBe(`00-${TRACE}-${upstream.context!.spanId}-${outgoing}`);
+  });
+
+  it('sets it on every trace the gateway starts, recorded or not', () => {
+    const recorded = startServerSpan(createTracer(ALWAYS, memorySink()), request({ traceparent: undefined }));
+    expect(traceHeaders(recorded).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-03$/);
+    const off = { name: 'always_off', ratio: 1, callerPerSecond: 100 } as const;
+    const unrecorded = startServerSpan(createTracer(off, memorySink()), request({ traceparent: 'garbage' }));
+    expect(traceHeaders(unrecorded).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-02$/);
   });
 });
 

@@ -8,7 +8,7 @@ import {
   type SamplerConfig,
 } from './sampler.js';
 import { PropagatingSpan, RecordingSpan, type Attributes, type Span, type SpanKind, type SpanSink } from './span.js';
-import { incomingContext, type SpanContext } from './trace-context.js';
+import { incomingContext, parseTraceparent, parseTracestate, type SpanContext } from './trace-context.js';
 import { RandomIds } from './trace-ids.js';
 
 interface SpanOptions {
@@ -29,13 +29,33 @@ export interface Tracer {
 
 const NO_CONTEXT = new PropagatingSpan(undefined);
 
-/** Tracing off: no span recorded, no id drawn; a caller's valid context passes through to the upstream as it came. */
+// The most characters of a caller's field sent on as it came: the `tracestate` length every vendor keeps (section
+// 3.3.1.5), and room for a later version's longer `traceparent`.
+const MAX_CARRIED = 512;
+
+/** A caller's `tracestate` as tracing off sends it on: as it came within MAX_CARRIED, past it cut as section 3.3.1.5 says. */
+function carriedState(tracestate: string | null | undefined): string | undefined {
+  if (tracestate === null || tracestate === undefined || tracestate.length <= MAX_CARRIED)
+    return tracestate ?? undefined;
+  return parseTracestate(tracestate);
+}
+
+/**
+ * Tracing off: no span recorded, no id drawn. A caller's valid `traceparent` goes on to the upstream byte for byte,
+ * its `tracestate` with it as it came (see carriedState), whatever its flags or members: the gateway is no
+ * participant in the trace. An invalid or oversized `traceparent` goes nowhere, and its `tracestate` neither.
+ */
 export const disabledTracer: Tracer = {
   enabled: false,
   startServerSpan(_name, traceparent, tracestate) {
-    if (traceparent === null || traceparent === undefined) return NO_CONTEXT;
-    const context = incomingContext(traceparent, tracestate);
-    return context === undefined ? NO_CONTEXT : new PropagatingSpan(context);
+    if (traceparent === null || traceparent === undefined || traceparent.length > MAX_CARRIED) return NO_CONTEXT;
+    const parent = parseTraceparent(traceparent);
+    if (parent === undefined) return NO_CONTEXT;
+    const { traceId, spanId, sampled, random } = parent;
+    const state = carriedState(tracestate);
+    const carried: Readonly<Record<string, string>> =
+      state === undefined ? { traceparent } : { traceparent, tracestate: state };
+    return new PropagatingSpan({ traceId, spanId, sampled, random, traceState: undefined }, false, carried);
   },
   startSpan: (_name, parent) => parent ?? NO_CONTEXT,
 };
@@ -78,7 +98,9 @@ function firstSpan(parts: TracerParts, name: string, parent: SpanContext | undef
   const traceId = parent?.traceId ?? parts.ids.traceId();
   const sampled = decide(parts, traceId, parent);
   // Contexts are built field by field on this path: an object spread cost more than the rest of a span.
-  const context: SpanContext = { traceId, spanId: parts.ids.spanId(), sampled, traceState: parent?.traceState };
+  // A trace the gateway starts has a random id: its random flag is set (Trace Context Level 2).
+  const random = parent?.random ?? true;
+  const context: SpanContext = { traceId, spanId: parts.ids.spanId(), sampled, random, traceState: parent?.traceState };
   return sampled ? started(parts, name, context, parent?.spanId, options) : new PropagatingSpan(context);
 }
 
@@ -103,11 +125,11 @@ export function createTracer(
       if (parent === undefined || context === undefined) return firstSpan(parts, name, undefined, options);
       if (parent.remote === true) return firstSpan(parts, name, context, options);
       if (!parent.recording) return parent;
-      const { traceId, sampled, traceState } = context;
+      const { traceId, sampled, random, traceState } = context;
       return started(
         parts,
         name,
-        { traceId, spanId: parts.ids.spanId(), sampled, traceState },
+        { traceId, spanId: parts.ids.spanId(), sampled, random, traceState },
         context.spanId,
         options,
       );

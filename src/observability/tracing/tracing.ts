@@ -3,13 +3,14 @@
 import type { TracingConfig } from '../../config/config.js';
 import { otlpSender, type FetchFunction } from './otlp-http.js';
 import { callerSampleBudget } from './sampler.js';
-import { SpanBatcher, type BatcherRuntime } from './span-batcher.js';
+import { DROP_CAUSES } from './export-retry.js';
+import { SpanBatcher, type BatcherRuntime, type DroppedSpans } from './span-batcher.js';
 import { createTracer, disabledTracer, type Tracer } from './tracer.js';
 
 export interface Tracing {
   readonly tracer: Tracer;
-  /** Spans lost so far (queue full, export failed): the value of the dropped-spans counter. */
-  dropped(): number;
+  /** Spans lost so far by cause (queue full, export failed): the values of the dropped-spans counter. */
+  dropped(): DroppedSpans;
   /** Traces callers' contexts asked to record past TRACING_CALLER_SAMPLED_PER_SECOND so far. */
   callerSampledCapped(): number;
   /** Sends what is queued; resolves when the exporter is idle (before a process exits). */
@@ -21,10 +22,12 @@ export interface TracingRuntime extends BatcherRuntime {
   readonly fetch: FetchFunction;
 }
 
+const NONE_DROPPED: DroppedSpans = Object.fromEntries(DROP_CAUSES.map((c) => [c, 0])) as DroppedSpans;
+
 /** Tracing off: what an app gets when its runtime gives none. */
 export const tracingOff: Tracing = {
   tracer: disabledTracer,
-  dropped: () => 0,
+  dropped: () => NONE_DROPPED,
   callerSampledCapped: () => 0,
   flush: () => Promise.resolve(),
 };
@@ -32,7 +35,7 @@ export const tracingOff: Tracing = {
 /** `config` is {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent. */
 export function createTracing(config: TracingConfig | null, runtime: TracingRuntime): Tracing {
   if (config === null) return tracingOff;
-  const batcher = new SpanBatcher(otlpSender(config, runtime.fetch), config.batch, runtime);
+  const batcher = new SpanBatcher(otlpSender(config, runtime.fetch, runtime), config.batch, runtime);
   const callers = callerSampleBudget(config.sampler.callerPerSecond);
   return {
     tracer: createTracer(config.sampler, batcher, callers),

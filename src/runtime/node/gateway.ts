@@ -158,6 +158,7 @@ function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger
     peerAddress: (c: Context) =>
       (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined,
     requestTarget: (c: Context) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
+    protocolOf: (c: Context) => (c.env as { incoming?: { httpVersion?: string } } | undefined)?.incoming?.httpVersion,
     syncHmac: nodeHmac,
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
     tracing: createNodeTracing(config.tracing),
@@ -193,6 +194,7 @@ function listenersOf(
           record: services.recordRequest,
           tracing: rules.tracing,
           addressOf: services.addressOf,
+          protocolOf: services.protocolOf,
         })
       : null;
   return { server, metricsListener };

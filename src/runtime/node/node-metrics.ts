@@ -36,6 +36,8 @@ interface MetricsServerOptions extends Pick<ListenerOptions, 'http' | 'record' |
   token: string | undefined;
   /** The trusted client address of a scrape, for its span (TRUST_PROXY_HOPS, as on the API). */
   addressOf: Services['addressOf'];
+  /** The HTTP version of a scrape, for its span. */
+  protocolOf: Services['protocolOf'];
 }
 
 /**
@@ -46,6 +48,7 @@ export function createMetricsServer(metrics: GatewayMetrics, options: MetricsSer
   const app = createMetricsApp(metrics, options.token, {
     tracer: options.tracing.tracer,
     addressOf: options.addressOf,
+    protocolOf: options.protocolOf,
   });
   return createListener(getRequestListener(app.fetch, { hostname: options.host }), {
     rules: { takesBody: () => false, boundOf: () => 0 },

@@ -19,8 +19,21 @@ export interface NodeTracing {
 export function nodeArrival(tracing: NodeTracing, listenerAddress?: string): Arrival<RequestParts> {
   return {
     scheme: () => 'http',
+    path: (parts) => pathOf(parts.target),
     serverAddress: (parts) => listenerAddress ?? (parts.header('host') ?? '').replace(/:\d+$/, '').toLowerCase(),
+    serverPort: (parts) => {
+      const port = listenerAddress === undefined ? /:(\d{1,5})$/.exec(parts.header('host') ?? '')?.[1] : undefined;
+      return port === undefined ? undefined : Number(port);
+    },
+    // The search door's parts leave the version on the request, read here only with tracing on.
+    protocolVersion: (parts) => parts.httpVersion ?? (parts as { req?: { httpVersion?: string } }).req?.httpVersion,
     clientAddress: (parts) =>
       clientAddress(parts.peerAddress(), parts.header('x-forwarded-for'), tracing.trustProxyHops),
   };
+}
+
+/** The path of a request target: origin-form (`/path?query`) as it is, absolute-form (`http://host/path`) parsed. */
+function pathOf(target: string): string {
+  if (target.startsWith('/')) return target.split('?', 1)[0]!;
+  return URL.canParse(target) ? new URL(target).pathname : target.split('?', 1)[0]!;
 }

@@ -12,6 +12,7 @@ import {
 import type { MetricSources, MetricsEndpoint } from '../../observability/metrics.js';
 import { HTTP_METHODS, type Telemetry } from '../../observability/telemetry.js';
 import type { ExecutionContext, MetricsBatch, PushAnswer } from './bindings.js';
+import { DROP_CAUSES } from '../../observability/tracing/export-retry.js';
 
 export type { MetricsBatch, PushAnswer };
 
@@ -59,7 +60,7 @@ interface Isolate {
   histograms: Map<string, HistogramSeries>;
   storeUp: Map<string, number>;
   sources: MetricSources;
-  /** The tracing counts as far as pushes carried them (their sources count from the isolate's start), by family. */
+  /** The tracing counts as far as pushes carried them (their sources count from the isolate's start), by series. */
   tracingPushed: Map<string, number>;
   requestsPending: number;
   seq: number;
@@ -175,14 +176,20 @@ function gauges({ storeUp, sources }: Isolate): MetricsBatch['gauges'] {
 
 /** The tracing counters an isolate's sources count from its start: each batch carries what grew since the last. */
 function pushTracingCounts(iso: Isolate, batch: MetricsBatch): void {
-  const counts: [string, number][] = [
-    [F.traceSpansDropped.name, iso.sources.spansDropped?.() ?? 0],
-    [F.traceCallerSampledCapped.name, iso.sources.callerSampledCapped?.() ?? 0],
+  const dropped = iso.sources.spansDropped?.();
+  const counts: [string, string[], number][] = [
+    ...DROP_CAUSES.map((cause): [string, string[], number] => [
+      F.traceSpansDropped.name,
+      [cause],
+      dropped?.[cause] ?? 0,
+    ]),
+    [F.traceCallerSampledCapped.name, [], iso.sources.callerSampledCapped?.() ?? 0],
   ];
-  for (const [family, count] of counts) {
-    const pushed = iso.tracingPushed.get(family) ?? 0;
-    if (count > pushed) batch.counters.push([family, [], count - pushed]);
-    iso.tracingPushed.set(family, count);
+  for (const [family, labels, count] of counts) {
+    const key = `${family}|${labels.join('|')}`;
+    const pushed = iso.tracingPushed.get(key) ?? 0;
+    if (count > pushed) batch.counters.push([family, labels, count - pushed]);
+    iso.tracingPushed.set(key, count);
   }
 }
 

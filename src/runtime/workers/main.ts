@@ -110,6 +110,8 @@ export async function createWorkerGateway(
       telemetry: scopes.timing(isolateMetrics?.endpoint.telemetry ?? noopTelemetry),
       metrics: isolateMetrics?.endpoint,
       peerAddress: (c) => c.req.header('cf-connecting-ip'),
+      // `HTTP/2`, `HTTP/1.1`: the version the client spoke to Cloudflare's edge.
+      protocolOf: (c) => (c.req.raw as { cf?: { httpProtocol?: string } }).cf?.httpProtocol?.replace(/^HTTP\//, ''),
       // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
       syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
       tokenStore: settings.tokenObjects

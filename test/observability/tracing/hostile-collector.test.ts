@@ -9,6 +9,7 @@ import { readWithin } from '../../../src/base/bounded-body.js';
 import { parseConfig, type TracingConfig } from '../../../src/config/config.js';
 import { inProcess } from '../../../src/shared-state/background.js';
 import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
+import { droppedBy } from '../../helpers/dropped-spans.js';
 
 const runtime: TracingRuntime = {
   fetch: (url, init) => fetch(url, init),
@@ -92,7 +93,11 @@ function streamInto(res: ServerResponse, source: Readable, written: Collector['w
   res.once('close', () => source.destroy());
 }
 
-function tracingTo(url: string, protocol = 'http/protobuf'): ReturnType<typeof createTracing> {
+function tracingTo(
+  url: string,
+  protocol = 'http/protobuf',
+  fetchFn: TracingRuntime['fetch'] = runtime.fetch,
+): ReturnType<typeof createTracing> {
   const config: TracingConfig | null = parseConfig({
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url,
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
@@ -101,7 +106,7 @@ function tracingTo(url: string, protocol = 'http/protobuf'): ReturnType<typeof c
     OTEL_BSP_SCHEDULE_DELAY: '0',
   }).tracing;
   if (config === null) throw new Error('tracing is off');
-  return createTracing(config, runtime);
+  return createTracing(config, { ...runtime, fetch: fetchFn });
 }
 
 /** Ends `count` spans and waits until their export is done. */
@@ -130,11 +135,45 @@ describe('a hostile collector', () => {
     await exportSpans(tracing, 5);
     const grown = memory() - before;
 
-    expect(tracing.dropped()).toBe(5);
+    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 5 });
     // What the socket buffers hold at most, not a gibibyte: the stream was cancelled once past its bound.
     expect(collector.written.bytes).toBeLessThan(64 * MIB);
     expect(grown).toBeLessThan(64 * MIB);
     expect(collector.seen[0]!.headers['accept-encoding']).toBe('identity');
+  });
+
+  it('answering 200 with 16 MiB: the exporter takes no more than its 64 KiB bound and a chunk off the answer', async () => {
+    let finished = false;
+    const collector = await startCollector((res, written) => {
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      res.once('finish', () => (finished = true));
+      streamInto(
+        res,
+        lazily(16 * MIB, () => undefined),
+        written,
+      );
+    });
+    // The bytes the exporter pulled off the answer's body, counted as they pass to it.
+    let pulled = 0;
+    const counting: TracingRuntime['fetch'] = async (url, init) => {
+      const response = await fetch(url, init);
+      const counter = new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          pulled += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      });
+      return new Response(response.body!.pipeThrough(counter, { signal: init.signal ?? undefined }), response);
+    };
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', counting);
+    await exportSpans(tracing, 4);
+
+    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 4 });
+    expect(pulled).toBeLessThan(64 * 1024 + 2 * 64 * 1024);
+    expect(pulled).toBeGreaterThan(64 * 1024);
+    // The collector never got to the end of its answer: the exporter went away first.
+    expect(finished).toBe(false);
+    expect(collector.written.bytes).toBeLessThan(16 * MIB);
   });
 
   it('answering a gzip bomb: nothing is unpacked, the export fails and its spans are dropped', async () => {
@@ -148,7 +187,7 @@ describe('a hostile collector', () => {
     await exportSpans(tracing, 3);
     const grown = memory() - before;
 
-    expect(tracing.dropped()).toBe(3);
+    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 3 });
     expect(collector.written.unpacked).toBeLessThan(64 * MIB);
     expect(grown).toBeLessThan(64 * MIB);
   });
@@ -182,7 +221,7 @@ describe('a hostile collector', () => {
       expect(other.seen).toEqual([]);
       expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
       expect(collector.seen[0]!.headers['api-key']).toBe('collector-secret-4711');
-      expect(tracing.dropped()).toBe(4);
+      expect(droppedBy(tracing.dropped())).toEqual({ refused: 4 });
     },
   );
 
@@ -194,7 +233,7 @@ describe('a hostile collector', () => {
     await exportSpans(tracing, 2);
 
     expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
-    expect(tracing.dropped()).toBe(2);
+    expect(droppedBy(tracing.dropped())).toEqual({ refused: 2 });
   });
 
   it('answering 200 with a short note: the export succeeds, the note read to its end', async () => {
@@ -205,6 +244,6 @@ describe('a hostile collector', () => {
     await exportSpans(tracing, 2);
 
     expect(collector.seen).toHaveLength(1);
-    expect(tracing.dropped()).toBe(0);
+    expect(droppedBy(tracing.dropped())).toEqual({});
   });
 });

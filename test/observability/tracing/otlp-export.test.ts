@@ -10,9 +10,11 @@ import {
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
 } from '../../../src/observability/tracing/http-spans.js';
 import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
 import { freePort } from '../../helpers/free-port.js';
+import { droppedBy } from '../../helpers/dropped-spans.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -55,15 +57,18 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
       tracestate: 'rojo=1',
       scheme: 'http',
+      path: '/v2/contacts/search',
       serverAddress: '127.0.0.1',
+      serverPort: 8080,
+      protocolVersion: '1.1',
+      userAgent: 'pbx/2.1',
       clientAddress: '127.0.0.1',
     });
-    const upstream = startUpstreamSpan(tracing.tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracing.tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     upstream.addLink({ context: server.context!, attributes: { 'link.reason': 'test' } });
     upstream.setAttribute('gateway.queue.seconds', 0.25);
     upstream.setAttribute('gateway.retried', false);
@@ -85,7 +90,15 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       name: 'GET /v2/contacts/search',
       kind: 2,
       serviceName: 'gateway-under-test',
-      attributes: { 'http.response.status_code': 502, 'error.type': '502', 'cache.status': 'miss' },
+      attributes: {
+        'http.response.status_code': 502,
+        'error.type': '502',
+        'cache.status': 'miss',
+        'url.path': '/v2/contacts/search',
+        'server.port': 8080,
+        'network.protocol.version': '1.1',
+        'user_agent.original': 'pbx/2.1',
+      },
       status: { code: 2 },
     });
     expect(client).toMatchObject({
@@ -93,7 +106,12 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       spanId: upstream.context!.spanId,
       parentSpanId: server.context!.spanId,
       kind: 3,
-      attributes: { 'server.port': 443, 'gateway.queue.seconds': 0.25, 'gateway.retried': false },
+      attributes: {
+        'server.port': 443,
+        'url.full': 'https://upstream.example.net/v2/contacts/search?what=REDACTED',
+        'gateway.queue.seconds': 0.25,
+        'gateway.retried': false,
+      },
       links: [{ traceId: TRACE, spanId: server.context!.spanId }],
       status: { code: 2, message: 'upstream answered 502' },
     });
@@ -103,7 +121,7 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
     expect(nowNs - serverSpan!.startTimeUnixNano).toBeLessThan(60_000_000_000n);
     expect(serverSpan!.endTimeUnixNano).toBeGreaterThanOrEqual(client!.endTimeUnixNano);
     expect(client!.startTimeUnixNano).toBeGreaterThanOrEqual(serverSpan!.startTimeUnixNano);
-    expect(tracing.dropped()).toBe(0);
+    expect(droppedBy(tracing.dropped())).toEqual({});
   });
 });
 
@@ -194,15 +212,23 @@ describe('a collector that does not take the spans', () => {
     await new Promise<void>((resolve) => blackHole.close(() => resolve()));
   });
 
-  it('down: every span of the failed export is counted as dropped', async () => {
+  it('down: the refused export is tried again within the export timeout, then every span counted as unreachable', async () => {
     const port = await freePort();
     const tracing = createTracing(
-      tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '0' }),
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '1500',
+        OTEL_BSP_SCHEDULE_DELAY: '0',
+      }),
       runtime,
     );
+    const started = performance.now();
     for (let i = 0; i < 5; i++) tracing.tracer.startSpan('lost', undefined).end();
     await tracing.flush();
-    expect(tracing.dropped()).toBe(5);
+    expect(droppedBy(tracing.dropped())).toEqual({ unreachable: 5 });
+    // One backoff of about a second (0.8 to 1.2 s) fits the 1.5 s timeout; the next would not.
+    expect(performance.now() - started).toBeGreaterThan(750);
+    expect(performance.now() - started).toBeLessThan(1_500);
   });
 
   it('black-holed: ending spans never waits, the queue stays bounded, and the timed-out batch is counted', async () => {
@@ -225,10 +251,10 @@ describe('a collector that does not take the spans', () => {
     // Ten spans ended while the export hangs: synchronous, no wait on the collector.
     expect(performance.now() - ending).toBeLessThan(20);
     // Four wait in the queue while the first four are in flight; six did not fit.
-    expect(tracing.dropped()).toBe(6);
+    expect(droppedBy(tracing.dropped())).toEqual({ queue_full: 6 });
     await tracing.flush();
     // Both exports timed out: everything is counted, nothing is left waiting.
-    expect(tracing.dropped()).toBe(14);
+    expect(droppedBy(tracing.dropped())).toEqual({ queue_full: 6, timeout: 8 });
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

@@ -46,6 +46,11 @@ export const collector = {
   async exports(traceId: string): Promise<ExportedSpan[][]> {
     return (await fetch(`${simulatorUrl()}/__control/exports?traceId=${traceId}`)).json() as Promise<ExportedSpan[][]>;
   },
+  /** The User-Agent of each export request that carried a span of `traceId` (null: none sent). */
+  async userAgents(traceId: string): Promise<(string | null)[]> {
+    const url = `${simulatorUrl()}/__control/export-user-agents?traceId=${traceId}`;
+    return (await fetch(url)).json() as Promise<(string | null)[]>;
+  },
 };
 
 const isTracingSetting = (name: string) => name.startsWith('OTEL_');

@@ -61,6 +61,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     return c.json(exports.filter((spans) => spans.length > 0));
   });
+  // The User-Agent of each export request that carried a span of one trace.
+  app.get('/__control/export-user-agents', (c) =>
+    c.json(
+      receiver.requests
+        .filter((r) => r.spans.some((s) => s.traceId === c.req.query('traceId')))
+        .map((r) => r.headers['user-agent'] ?? null),
+    ),
+  );
   app.route('/', simulator);
 
   const server = await new Promise<Server>((resolve) => {

@@ -6,18 +6,21 @@
 // traceparents it received.
 import { createExecutionContext, reset, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { GATEWAY_VERSION } from '../../../../src/base/version.js';
 import { parseConfig } from '../../../../src/config/config.js';
 import {
   endServerSpan,
   startServerSpan,
   startUpstreamSpan,
   traceHeaders,
+  upstreamCall,
 } from '../../../../src/observability/tracing/http-spans.js';
 import type { FetchFunction } from '../../../../src/observability/tracing/otlp-http.js';
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
 import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
 import { createWorkerTracing } from '../../../../src/runtime/workers/workers-tracing.js';
 import type { DurableObjectNamespace } from '../../../../src/runtime/workers/bindings.js';
+import { droppedBy } from '../../../helpers/dropped-spans.js';
 import { DESKTOPS } from '../../../helpers/user-agents.js';
 import {
   collector,
@@ -66,15 +69,18 @@ function traceOneMiss(endpoint: string, fetch?: FetchFunction) {
       traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
       tracestate: undefined,
       scheme: 'https',
+      path: '/v2/contacts/search',
       serverAddress: 'callerid.example.com',
+      serverPort: 443,
+      protocolVersion: undefined,
+      userAgent: undefined,
       clientAddress: undefined,
     });
-    const upstream = startUpstreamSpan(tracing.tracer, server, {
-      method: 'GET',
-      urlTemplate: '/v2/contacts/search',
-      serverAddress: 'upstream.example.net',
-      serverPort: 443,
-    });
+    const upstream = startUpstreamSpan(
+      tracing.tracer,
+      server,
+      upstreamCall('GET', 'https://upstream.example.net', '/v2/contacts/search', ['what']),
+    );
     upstream.end();
     endServerSpan(server, { status: 200, cacheStatus: 'miss' });
     return { upstream: traceHeaders(upstream), server: server.context!.spanId };
@@ -102,13 +108,13 @@ describe('tracing in workerd', () => {
       [TRACE, CALLER_SPAN],
     ]);
     expect(headers.upstream.traceparent).toBe(`00-${TRACE}-${spans[0]!.spanId}-01`);
-    expect(tracing.dropped()).toBe(0);
+    expect(droppedBy(tracing.dropped())).toEqual({});
   });
 
   it("counts the spans a refusing collector did not take, through the Worker's tracing and its fetch", async () => {
     const { ctx, tracing } = traceOneMiss(`${simulatorUrl()}/v1/traces`);
     await waitOnExecutionContext(ctx);
-    expect(tracing.dropped()).toBe(2);
+    expect(droppedBy(tracing.dropped())).toEqual({ refused: 2 });
   });
 });
 
@@ -144,12 +150,17 @@ describe('the Worker gateway traced in workerd', () => {
     await waitOnExecutionContext(refused.ctx);
     // The miss's server, lookup, tier, guard queue and upstream spans, the refusal's server span (and the login's own
     // request's; the upstream login is the token object's, exported by the object).
-    const dropped = worker.gateway.services.tracing.dropped();
-    expect(dropped).toBeGreaterThanOrEqual(5);
-    // The deployment's /metrics (the metrics object's sum of every isolate's pushes) counts them.
+    const dropped = { ...worker.gateway.services.tracing.dropped() };
+    expect(Object.keys(droppedBy(dropped))).toEqual(['refused']);
+    expect(dropped.refused).toBeGreaterThanOrEqual(5);
+    // The deployment's /metrics (the metrics object's sum of every isolate's pushes) counts them, by cause.
     const scraped = await worker.scrape();
-    const counted = Number(/^callerid_gateway_trace_spans_dropped_total (\d+)$/m.exec(scraped)?.[1]);
-    expect(counted).toBeGreaterThanOrEqual(dropped);
+    const counted = (cause: string) =>
+      Number(
+        new RegExp(`^callerid_gateway_trace_spans_dropped_total\\{cause="${cause}"\\} (\\d+)$`, 'm').exec(scraped)?.[1],
+      );
+    expect(counted('refused')).toBeGreaterThanOrEqual(dropped.refused);
+    expect(counted('unavailable')).toBe(0);
   });
 });
 
@@ -233,6 +244,10 @@ describe('one trace through the Worker, its Durable Objects and the upstream', (
     expect(login.serviceName).toBe(server.serviceName);
     expect(spans).toHaveLength(6);
     for (const span of spans) expect(span.traceState).toBe('vendor=opaque');
+    // The isolate's export and the token object's, each naming the exporter through the Worker's own fetch.
+    const agents = await collector.userAgents(caller.traceId);
+    expect(agents.length).toBeGreaterThanOrEqual(2);
+    for (const agent of agents) expect(agent).toBe(`callerid-gateway/${GATEWAY_VERSION}`);
     const seen = await simulator.stats();
     expect(seen.traceparentsSeen).toEqual([`00-${caller.traceId}-${upstream.spanId}-01`]);
     expect(seen.loginTraceparentsSeen).toEqual([`00-${caller.traceId}-${login.spanId}-01`]);

@@ -1,6 +1,6 @@
-// Reading an upstream 429's Retry-After: delay-seconds or an HTTP-date, measured on the injected clock.
+// Reading a Retry-After: delay-seconds or an HTTP-date, measured on the injected clock.
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from './rate-limited.js';
+import { parseRetryAfter } from './retry-after.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
