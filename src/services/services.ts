@@ -148,25 +148,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     memoSize: 10_000,
   });
   const revocations = runtime.revocations ?? processRevocations(clock, config.revocations);
-  const ownTokens = await createGatewayTokens({
-    jwt: hs256Jwt,
-    isRegistered: clients.has,
-    revocations: revocations.list,
-    secret: config.gatewayTokens.secret,
-    previousSecrets: config.gatewayTokens.previousSecrets,
-    ttlSeconds: config.gatewayTokens.ttlSeconds,
-    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
-    clock,
-  });
-  const federatedTokens = createFederatedTokens({
-    directory: clients,
-    clock,
-    logger,
-    telemetry,
-    fetch: runtime.identityProviders?.fetch ?? ((input, init) => fetch(input, init)),
-    allowHttp: runtime.identityProviders?.allowHttp ?? false,
-  });
-  const gatewayTokens = withFederatedTokens(ownTokens, federatedTokens, clock);
+  const gatewayTokens = await createBearerTokens(config, runtime, clients, revocations);
   const loginThrottle = createLoginThrottle({
     // While the shared store is down, each process counts failed logins alone.
     shared: runtime.limiters,
@@ -244,6 +226,35 @@ function clientRegistryOf(config: Config, runtime: RuntimeDeps, clock: Clock): C
     { fixed: new Map([...quotas].filter(([id]) => id === 'console')), perDay: quotaPerDay },
     runtime.issuers,
   );
+}
+
+/** Bearer tokens of either issuer: the gateway's own (HS256) and trusted identity providers' (the clients file). */
+async function createBearerTokens(
+  config: Config,
+  runtime: RuntimeDeps,
+  clients: ClientRegistry,
+  revocations: Revocations,
+): Promise<GatewayTokens> {
+  const { clock } = runtime;
+  const ownTokens = await createGatewayTokens({
+    jwt: hs256Jwt,
+    isRegistered: clients.has,
+    revocations: revocations.list,
+    secret: config.gatewayTokens.secret!,
+    previousSecrets: config.gatewayTokens.previousSecrets,
+    ttlSeconds: config.gatewayTokens.ttlSeconds,
+    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
+    clock,
+  });
+  const federatedTokens = createFederatedTokens({
+    directory: clients,
+    clock,
+    logger: runtime.logger,
+    telemetry: runtime.telemetry,
+    fetch: runtime.identityProviders?.fetch ?? ((input, init) => fetch(input, init)),
+    allowHttp: runtime.identityProviders?.allowHttp ?? false,
+  });
+  return withFederatedTokens(ownTokens, federatedTokens, clock);
 }
 
 /** The console's limits, per address (a keyed hash) and in total, in the shared store where there is one. */

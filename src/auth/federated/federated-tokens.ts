@@ -21,7 +21,7 @@ const KEY_HEADERS = ['jwk', 'jku', 'x5u', 'x5c'] as const;
 const VERIFIED_CACHE_MAX_CHARS = 16 * 1024 * 1024;
 
 /** What a verified token says, in the gateway tokens' terms. */
-export interface FederatedClaims {
+interface FederatedClaims {
   clientId: string;
   /** `exp`, ms since the epoch. */
   expiresAt: number;
@@ -54,7 +54,10 @@ type Remembered = FederatedClaims & { generation: number };
 
 async function digest(text: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 }
 
 /** The token's issuer if its header and claims may be checked at all; undefined for any other. */

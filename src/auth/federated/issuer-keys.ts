@@ -66,20 +66,29 @@ export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps &
   /** The key set's URL from the issuer's metadata, whose `issuer` must be the configured one (OIDC Discovery 4.3). */
   async function discover(): Promise<string> {
     const [oidc, oauth] = discoveryUrls(trusted.issuer);
-    const found = await fetchIdpDocument(deps, { ...at, document: 'discovery', url: oidc! }).catch((err: unknown) => {
-      if (err instanceof KeySetFetchError && err.outcome === 'http_error')
-        return fetchIdpDocument(deps, { ...at, document: 'discovery', url: oauth! });
+    const fetchAt = (url: string) => fetchIdpDocument(deps, { ...at, document: 'discovery', url }, jwksUriOf);
+    return fetchAt(oidc!).catch((err: unknown) => {
+      if (err instanceof KeySetFetchError && err.outcome === 'http_error') return fetchAt(oauth!);
       throw err;
     });
-    if (found.json.issuer !== trusted.issuer) throw new KeySetFetchError('wrong_issuer');
-    if (typeof found.json.jwks_uri !== 'string') throw new KeySetFetchError('malformed');
-    return found.json.jwks_uri;
+  }
+
+  function jwksUriOf(metadata: Record<string, unknown>): string {
+    if (metadata.issuer !== trusted.issuer) throw new KeySetFetchError('wrong_issuer');
+    if (typeof metadata.jwks_uri !== 'string') throw new KeySetFetchError('malformed');
+    return metadata.jwks_uri;
   }
 
   async function fetchKeys(): Promise<void> {
     jwksUri ??= await discover();
-    const { json, cacheControl } = await fetchIdpDocument(deps, { ...at, document: 'jwks', url: jwksUri });
-    const set = keySetOf(json);
+    const { set, cacheControl } = await fetchIdpDocument(
+      deps,
+      { ...at, document: 'jwks', url: jwksUri },
+      (json, cc) => ({
+        set: keySetOf(json),
+        cacheControl: cc,
+      }),
+    );
     const now = clock();
     held = {
       select: createLocalJWKSet(set),

@@ -6,7 +6,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { KeySetDocument, KeySetFetchOutcome, Telemetry } from '../../observability/telemetry.js';
 
 /** How long an identity provider has to answer, headers and body. */
-export const KEY_SET_FETCH_TIMEOUT_MS = 5_000;
+const KEY_SET_FETCH_TIMEOUT_MS = 5_000;
 /** The largest discovery document or JWK set read; larger ones are refused unread past this. */
 export const KEY_SET_MAX_BYTES = 256 * 1024;
 
@@ -60,11 +60,15 @@ function outcomeOf(err: unknown): KeySetFetchOutcome {
   return name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'network';
 }
 
-/** A JSON object from `url` with its `Cache-Control`, or a {@link KeySetFetchError}; logged and counted once. */
-export async function fetchIdpDocument(
+/**
+ * What `read` makes of the JSON object at `url` and its `Cache-Control`, or a {@link KeySetFetchError} (`read` throws
+ * one for a document it refuses); logged and counted once with the outcome.
+ */
+export async function fetchIdpDocument<T>(
   deps: KeySetFetchDeps,
   at: { issuer: string; index: number; document: KeySetDocument; url: string },
-): Promise<{ json: Record<string, unknown>; cacheControl: string | null }> {
+  read: (json: Record<string, unknown>, cacheControl: string | null) => T,
+): Promise<T> {
   const { logger, telemetry } = deps;
   const started = Date.now();
   const report = (outcome: KeySetFetchOutcome) => {
@@ -78,9 +82,9 @@ export async function fetchIdpDocument(
     if (!fetchableUrl(at.url, deps.allowHttp)) throw new KeySetFetchError('insecure_url');
     const signal = AbortSignal.timeout(KEY_SET_FETCH_TIMEOUT_MS);
     res = await deps.fetch(at.url, { headers: { accept: 'application/json' }, redirect: 'manual', signal });
-    const json = await bodyOf(res);
+    const result = read(await bodyOf(res), res.headers.get('cache-control'));
     report('ok');
-    return { json, cacheControl: res.headers.get('cache-control') };
+    return result;
   } catch (err) {
     await res?.body?.cancel().catch(() => undefined);
     const outcome = outcomeOf(err);
