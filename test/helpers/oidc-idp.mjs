@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
+import { fetchIdpToken } from './idp-token.ts';
 
 /** A private signing key as a JWK, with its key id. */
 export async function signingKey(kid, alg = 'ES256') {
@@ -58,22 +59,7 @@ export async function startIdp({ port = 0, audience, apps, keys }) {
     port: bound,
     requests,
     /** The access token the provider issues to `app`. */
-    async token(app) {
-      const res = await fetch(`${issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: app.id,
-          client_secret: app.secret,
-          scope: 'search',
-          resource: audience,
-        }),
-      });
-      const body = await res.json();
-      if (res.status !== 200) throw new Error(`the provider refused: ${JSON.stringify(body)}`);
-      return body.access_token;
-    },
+    token: (app) => fetchIdpToken(issuer, audience, app),
     /** The provider signs with the first of `next` from now on and publishes them all. */
     rotate(next) {
       handler = providerOf(issuer, audience, apps, next);
