@@ -2,7 +2,8 @@
 // provider) issues JWT access tokens for the gateway's audience with the client credentials grant; two gateways reading
 // one clients file answer a mapped app's search 200 counted under its client, refuse an unmapped app, follow a key
 // rotation without a restart, keep answering with the keys they hold while the provider is down, and refuse each
-// hostile token of the list with 401 invalid_token, no 5xx and no fetch of the keys beyond once per 30 s.
+// hostile token of the list with 401 invalid_token, no 5xx and no fetch of the keys beyond once per 30 s. Their
+// revocation across replicas: federated-revocation.test.ts.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -245,21 +246,6 @@ describe('access tokens of a trusted identity provider', () => {
         hostile.hits.filter((h) => h.startsWith(`/${name}/`)),
         name,
       ).toHaveLength(1);
-  });
-
-  it('revokes a token of the provider on /oauth2/revoke, and introspects it under its client', async () => {
-    const token = await idp.token(CRM_APP);
-    const form = (path: string) =>
-      fetch(`${gateways[0]!.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token, client_id: 'ops', client_secret: OPS_SECRET }),
-      });
-    expect((await search(gateways[0]!, token)).status).toBe(200);
-    expect(await (await form('/oauth2/introspect')).json()).toMatchObject({ active: true, client_id: 'crm' });
-    expect((await form('/oauth2/revoke')).status).toBe(200);
-    expect((await search(gateways[0]!, token)).status).toBe(401);
-    expect(await (await form('/oauth2/introspect')).json()).toEqual({ active: false });
   });
 
   it('takes a rotated key within 30 s without a restart, and keeps the held keys while the provider is down', async () => {

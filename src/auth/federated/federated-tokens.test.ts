@@ -50,10 +50,10 @@ describe('tokens of a trusted issuer', () => {
     const { tokens, sign, state } = await setUp();
     const claims = await tokens.inspect(await sign({ jti: 'abc' }));
     expect(claims).toMatchObject({ clientId: 'crm', issuedAt: Math.floor(state.now / 1000) * 1000 });
-    expect(claims?.jti).toMatch(/^idp:[A-Za-z0-9_-]{43}$/);
+    expect(claims?.jti).toMatch(/^idp-[0-9a-f]{48}$/);
     // Without a jti, the token's own digest.
     const other = await tokens.inspect(await sign({}));
-    expect(other?.jti).toMatch(/^idp:/);
+    expect(other?.jti).toMatch(/^idp-[0-9a-f]{48}$/);
     expect(other?.jti).not.toBe(claims?.jti);
   });
 

@@ -52,12 +52,13 @@ export type FederatedTokenOptions = KeySetFetchDeps & {
 
 type Remembered = FederatedClaims & { generation: number };
 
+/**
+ * The first 192 bits of the text's SHA-256 in hex: a revocation's `jti` as every revocation store takes it (at most 64
+ * of A-Z a-z 0-9 -), whatever the issuer's own `jti` looks like.
+ */
 async function digest(text: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll('+', '-')
-    .replaceAll('/', '_')
-    .replace(/=+$/, '');
+  return Array.from(bytes.subarray(0, 24), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** The token's issuer if its header and claims may be checked at all; undefined for any other. */
@@ -126,7 +127,7 @@ export function createFederatedTokens(options: FederatedTokenOptions): Federated
     const clientId = subject === undefined ? undefined : directory.clientOfIdentity(trusted.issuer, subject);
     if (clientId === undefined) return null;
     const id = typeof jti === 'string' && jti !== '' ? await digest(`${trusted.issuer}\n${jti}`) : await digest(token);
-    return { clientId, expiresAt: exp * 1000, issuedAt: iat * 1000, jti: `idp:${id}` };
+    return { clientId, expiresAt: exp * 1000, issuedAt: iat * 1000, jti: `idp-${id}` };
   }
 
   function peek(token: string, now: number): FederatedClaims | undefined {
