@@ -20,6 +20,7 @@ import { startFileGateways, UPSTREAM_CLIENTS, type CapturedLog } from '../helper
 const AUDIENCE = 'https://callerid.example.test';
 const CRM_APP = { id: 'crm-app', secret: 'crm-app-secret-0123456789' };
 const STRAY_APP = { id: 'stray-app', secret: 'stray-app-secret-0123456789' };
+const OPS_APP = { id: 'ops-app', secret: 'ops-app-secret-0123456789' };
 const OPS_SECRET = 'ops-file-secret-0123';
 const SEARCH = '/v2/contacts/search?what=%2B442079460001';
 
@@ -99,7 +100,7 @@ describe('access tokens of a trusted identity provider', () => {
     simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS });
     k1 = await signingKey('k1');
     attacker = (await generateKeyPair('ES256')).privateKey;
-    idp = await startIdp({ audience: AUDIENCE, apps: [CRM_APP, STRAY_APP], keys: [k1] });
+    idp = await startIdp({ audience: AUDIENCE, apps: [CRM_APP, STRAY_APP, OPS_APP], keys: [k1] });
     hostile = await startHostileIdps();
     const dir = mkdtempSync(join(tmpdir(), 'federated-'));
     const path = join(dir, 'clients.json');
@@ -122,7 +123,12 @@ describe('access tokens of a trusted identity provider', () => {
               ...hostileIssuers.map((issuer) => ({ issuer, subject: CRM_APP.id })),
             ],
           },
-          { id: 'ops', secrets: [{ hash: `sha256:${await sha256Hex(OPS_SECRET)}` }], admin: true },
+          {
+            id: 'ops',
+            secrets: [{ hash: `sha256:${await sha256Hex(OPS_SECRET)}` }],
+            identities: [{ issuer: idp.issuer, subject: OPS_APP.id }],
+            admin: true,
+          },
         ],
       }),
     );
@@ -157,14 +163,25 @@ describe('access tokens of a trusted identity provider', () => {
     expect(answer.body).not.toContain('crm');
   });
 
-  it("keeps the gateway's own tokens working beside them", async () => {
-    const res = await fetch(`${gateways[0]!.url}/oauth2/token`, {
+  /** A gateway token of `ops`, from its secret. */
+  const ownToken = async (g: RunningGateway) => {
+    const res = await fetch(`${g.url}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'ops', client_secret: OPS_SECRET }),
     });
-    const { access_token: own } = (await res.json()) as { access_token: string };
-    expect((await search(gateways[0]!, own)).status).toBe(200);
+    return ((await res.json()) as { access_token: string }).access_token;
+  };
+
+  it("keeps the gateway's own tokens working beside them", async () => {
+    expect((await search(gateways[0]!, await ownToken(gateways[0]!))).status).toBe(200);
+  });
+
+  it("applies the mapped client's admin flag on the admin routes", async () => {
+    const usage = (token: string) =>
+      fetch(`${gateways[0]!.url}/admin/usage`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await usage(await idp.token(OPS_APP))).status).toBe(200);
+    expect((await usage(await idp.token(CRM_APP))).status).toBe(403);
   });
 
   it('refuses each hostile token with 401 invalid_token, no 5xx, and no fetch of the keys beyond the bound', async () => {
@@ -265,6 +282,8 @@ describe('access tokens of a trusted identity provider', () => {
       statuses.push((await search(g, await forged((await importJWK(k2, 'ES256')) as CryptoKey, { kid: 'k2' }))).status);
     }
     expect(statuses).toEqual([200, 401, 200, 200, 401, 200]);
+    // The gateway's own tokens are unaffected.
+    for (const g of gateways) expect((await search(g, await ownToken(g))).status).toBe(200);
     const failed = logs.flat().filter((l) => l.fields.event === 'idp_fetch' && l.fields.outcome !== 'ok');
     expect(failed.length).toBeGreaterThan(0);
   });
