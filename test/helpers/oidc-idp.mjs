@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
-import { fetchIdpToken } from './idp-token.ts';
+import { fetchIdpToken } from './idp-token.mjs';
 
 /** A private signing key as a JWK, with its key id. */
 export async function signingKey(kid, alg = 'ES256') {

@@ -100,14 +100,19 @@ export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps &
 
   /** Fetches the set again unless a fetch ran within KEY_SET_REFETCH_MS; concurrent callers share one fetch. */
   function refresh(): Promise<void> {
-    if (inFlight) return inFlight;
-    if (clock() - lastAttempt < KEY_SET_REFETCH_MS) return Promise.resolve();
+    const recent = clock() - lastAttempt < KEY_SET_REFETCH_MS;
+    // A fetch that never settled (a Worker's work cut off after its answer) is not waited on past the bound.
+    if (inFlight && recent) return inFlight;
+    if (recent) return Promise.resolve();
     lastAttempt = clock();
     // A failure is logged and counted by the fetch; the keys held stay.
-    inFlight = fetchKeys()
+    const current = fetchKeys()
       .catch(() => undefined)
-      .finally(() => (inFlight = undefined));
-    return inFlight;
+      .finally(() => {
+        if (inFlight === current) inFlight = undefined;
+      });
+    inFlight = current;
+    return current;
   }
 
   async function select(header: CompactJWSHeaderParameters) {

@@ -4,7 +4,7 @@
 // unmapped app gets 401 invalid_token.
 import { waitOnExecutionContext } from 'cloudflare:test';
 import { inject, describe, expect, it } from 'vitest';
-import { fetchIdpToken } from '../../../helpers/idp-token.js';
+import { fetchIdpToken } from '../../../helpers/idp-token.mjs';
 import { isolate, METRICS_TOKEN } from './control.js';
 import { WORKERD_CLIENT, WORKERD_IDP } from './workerd-env.js';
 
