@@ -117,6 +117,7 @@ async function measure(name, script, env, login) {
       const m = readFileSync(join(dir, f), 'utf8').match(/^(?:summary|totals): (\d+)/m);
       return sum + (m ? Number(m[1]) : 0);
     }, 0);
+    log(`${name}: ${Math.round(total / REQUESTS).toLocaleString('en')} instructions per hit`);
     return total / REQUESTS;
   } finally {
     server.child.kill('SIGKILL');
