@@ -216,11 +216,18 @@ describe('access tokens of a trusted identity provider', () => {
       'over 8 KiB': await forged(k1Private, { kid: 'k1' }, { pad: 'p'.repeat(8 * 1024) }),
     };
     const before = jwksFetches();
+    const linesBefore = logs[0]!.length;
     for (const [name, token] of Object.entries(hostileTokens)) {
       const answer = await search(gateways[0]!, token);
       expect([name, answer.status, answer.challenge]).toEqual([name, 401, expect.stringContaining('invalid_token')]);
       expect(answer.type, name).toContain('application/problem+json');
     }
+    // One line each: the request's own, with its 401.
+    await new Promise((r) => setTimeout(r, 100));
+    const lines = logs[0]!.slice(linesBefore);
+    expect(lines.map((l) => [l.fields.route, l.fields.status])).toEqual(
+      Object.keys(hostileTokens).map(() => ['/v2/contacts/search', 401]),
+    );
     // 1,000 tokens with random key ids: at most one fetch of the provider's keys within 30 s.
     const statuses = new Map<number, number>();
     for (let batch = 0; batch < 20; batch++) {
