@@ -1,7 +1,8 @@
-// `node bench/instructions.mjs [--before <git-ref>] [--requests N] [--warm N] [--no-build]` (`npm run
+// `node bench/instructions.mjs [--before <git-ref>] [--requests N] [--warm N] [--no-build] [--idp]` (`npm run
 // bench:instructions`): the instructions one cache hit costs in user space, counted by valgrind's callgrind, for bare
 // node:http answering the same body, this build, this build with tracing on at ratio 1.0, and (with --before) the build
-// of <ref>, side by side in one run.
+// of <ref>, side by side in one run. `--idp`: this build with a gateway token, and with access tokens of a real
+// identity provider (oidc-provider on loopback, ES256 and RS256), instead of the tracing run.
 // Instruction counts do not drift with a shared machine's load the way CPU time does, so they show what a change to
 // the hit path's own code gives where the wrk rounds of bench/hit.mjs cannot tell it from noise. They are not time:
 // the kernel's share (the read and writev of each request) is not in them, nor what cache misses cost. Each server
@@ -13,6 +14,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fetchIdpToken } from '../test/helpers/idp-token.mjs';
+import { signingKey, startIdp } from '../test/helpers/oidc-idp.mjs';
 import {
   arg,
   BENCH_UPSTREAM_CLIENTS,
@@ -31,6 +34,7 @@ if (spawnSync('valgrind', ['--version']).status !== 0) {
 }
 
 const beforeRef = arg('--before', undefined);
+const withIdp = process.argv.includes('--idp');
 const REQUESTS = Number(arg('--requests', '3000'));
 const WARM = Number(arg('--warm', '10000'));
 const HIT_NUMBER = '+442079460010';
@@ -88,12 +92,15 @@ function start(script, env) {
   });
 }
 
-/** Instructions per hit of one server: `--requests` hits counted after `--warm` hits not counted. */
+/**
+ * Instructions per hit of one server: `--requests` hits counted after `--warm` hits not counted. `login`: false (no
+ * token), true (a gateway token), or a function giving the token to search with.
+ */
 async function measure(name, script, env, login) {
   log(`${name}: ${WARM} hits to warm up, then ${REQUESTS} counted (under callgrind, slow)`);
   const server = await start(script, env);
   try {
-    const token = login ? await loginAt(server.url) : '';
+    const token = login ? await loginAt(server.url, login === true ? benchLogin : login) : '';
     await hits(server.url, token, WARM);
     const control = (...args) =>
       execFileSync('callgrind_control', [...args, String(server.child.pid)], {
@@ -110,14 +117,15 @@ async function measure(name, script, env, login) {
       const m = readFileSync(join(dir, f), 'utf8').match(/^(?:summary|totals): (\d+)/m);
       return sum + (m ? Number(m[1]) : 0);
     }, 0);
+    log(`${name}: ${Math.round(total / REQUESTS).toLocaleString('en')} instructions per hit`);
     return total / REQUESTS;
   } finally {
     server.child.kill('SIGKILL');
   }
 }
 
-async function loginAt(url) {
-  const token = await benchLogin(url);
+async function loginAt(url, obtain) {
+  const token = await obtain(url);
   // The first search fills the cache; its body is what bare node answers.
   writeFileSync(bodyFile, await get(url, token));
   return token;
@@ -125,23 +133,53 @@ async function loginAt(url) {
 
 const gatewayEnv = { ...benchGatewayEnv(simulator.url), REDIS_URL: '', UPSTREAM_TIMEOUT_MS: '60000' };
 const results = {};
-results['this build'] = await measure('this build', 'servers/gateway.mjs', gatewayEnv, true);
-// Tracing on, every trace recorded: each hit's server span encoded and exported (counted with the rest of the
-// process) to a collector of the bench's own that reads each export request and answers 200.
-const collector = http.createServer((req, res) => req.resume().on('end', () => res.end()));
-await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
-results['this build, tracing on (ratio 1.0)'] = await measure(
-  'this build, tracing on (ratio 1.0)',
-  'servers/gateway.mjs',
-  {
-    ...gatewayEnv,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.address().port}/v1/traces`,
-    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-    OTEL_TRACES_SAMPLER_ARG: '1',
-  },
-  true,
-);
-collector.close();
+if (withIdp) await measureIdp();
+else {
+  results['this build'] = await measure('this build', 'servers/gateway.mjs', gatewayEnv, true);
+  await measureTracing();
+}
+
+/** Tracing on, every trace recorded: each hit's server span encoded and exported to a collector of the bench's own. */
+async function measureTracing() {
+  const collector = http.createServer((req, res) => req.resume().on('end', () => res.end()));
+  await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  results['this build, tracing on (ratio 1.0)'] = await measure(
+    'this build, tracing on (ratio 1.0)',
+    'servers/gateway.mjs',
+    {
+      ...gatewayEnv,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.address().port}/v1/traces`,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '1',
+    },
+    true,
+  );
+  collector.close();
+}
+
+/**
+ * The bench client with its secret and an identity at an identity provider (the clients file): one gateway per
+ * signing algorithm of the provider, hits with the provider's token, and the first with the gateway's own token.
+ */
+async function measureIdp() {
+  const audience = 'https://callerid.example.com';
+  const app = { id: 'bench-app', secret: 'bench-app-secret-0123456789' };
+  const { GATEWAY_CLIENTS: _, GATEWAY_ADMIN_CLIENTS: __, ...env } = gatewayEnv;
+  const hash = gatewayEnv.GATEWAY_CLIENTS.split(':')[1];
+  for (const alg of ['ES256', 'RS256']) {
+    const idp = await startIdp({ audience, apps: [app], keys: [await signingKey('k1', alg)] });
+    const file = join(dir, `clients-${alg}.json`);
+    const identities = [{ issuer: idp.issuer, subject: app.id }];
+    const clients = [{ id: 'bench', secrets: [{ hash: `sha256:${hash}` }], admin: true, identities }];
+    writeFileSync(file, JSON.stringify({ issuers: [{ issuer: idp.issuer, audience }], clients }));
+    const fileEnv = { ...env, GATEWAY_CLIENTS_FILE: file };
+    if (alg === 'ES256')
+      results['this build, gateway token'] = await measure('gateway token', 'servers/gateway.mjs', fileEnv, true);
+    const name = `this build, identity provider's token (${alg})`;
+    results[name] = await measure(name, 'servers/gateway.mjs', fileEnv, () => fetchIdpToken(idp.issuer, audience, app));
+    await idp.stop();
+  }
+}
 if (baselineScript !== null)
   results[`before (${beforeRef})`] = await measure(`before (${beforeRef})`, baselineScript, gatewayEnv, true);
 results['bare node:http'] = await measure(
@@ -160,7 +198,9 @@ for (const [name, perHit] of Object.entries(results))
     Math.round(perHit).toLocaleString('en'),
     (bare / perHit).toFixed(2),
     before === undefined || name === 'bare node:http' ? '' : `${(perHit / before).toFixed(3)}x`,
-    name === 'bare node:http' ? '' : `${(perHit / results['this build']).toFixed(3)}x`,
+    name === 'bare node:http'
+      ? ''
+      : `${(perHit / (results['this build'] ?? results['this build, gateway token'])).toFixed(3)}x`,
   ]);
 console.log(
   `\ninstructions per cache hit (callgrind; ${REQUESTS} hits after ${WARM}, 50 connections; ${new Date().toISOString()}, node ${process.version})`,

@@ -100,6 +100,7 @@ describe('clients file', () => {
           tokenTtlSeconds: 3600,
         },
       ],
+      issuers: [],
     });
   });
 

@@ -3,6 +3,7 @@
 // file is read again; a client no longer listed is refused at once, its tokens with it.
 import type { Clock } from '../base/clock.js';
 import type { ClientEntry } from './clients-file.js';
+import { identityKey, type TrustedIssuer } from './federated/trusted-issuers.js';
 
 const encoder = new TextEncoder();
 
@@ -34,6 +35,9 @@ function nextRetirement(entries: ReadonlyMap<string, ClientEntry>, now: number):
 // A class: the registry's one piece of state (the entries and their version) is replaced as a whole.
 export class ClientRegistry {
   private entries: ReadonlyMap<string, ClientEntry>;
+  /** The clients file's trusted issuers by URL, and the client of each identity at them. */
+  private issuers: ReadonlyMap<string, TrustedIssuer> = new Map();
+  private identities: ReadonlyMap<string, string> = new Map();
   private version = 0;
   private retiresAt: number;
   /**
@@ -49,16 +53,24 @@ export class ClientRegistry {
       fixed: new Map(),
       perDay: undefined,
     },
+    issuers: readonly TrustedIssuer[] = [],
   ) {
     this.quotas = new Map(quotaDefaults.fixed);
     this.entries = new Map();
     this.retiresAt = Number.POSITIVE_INFINITY;
-    this.replace(entries);
+    this.replace(entries, issuers);
   }
 
-  /** Every client from now on is one of `entries`; tokens and remembered credentials of others stop working. */
-  replace(entries: readonly ClientEntry[]): void {
+  /**
+   * Every client from now on is one of `entries`, and every trusted issuer one of `issuers`; tokens and remembered
+   * credentials of others stop working.
+   */
+  replace(entries: readonly ClientEntry[], issuers: readonly TrustedIssuer[] = []): void {
     this.entries = new Map(entries.map((e) => [e.id, e]));
+    this.issuers = new Map(issuers.map((i) => [i.issuer, i]));
+    this.identities = new Map(
+      entries.flatMap((e) => (e.identities ?? []).map((i) => [identityKey(i.issuer, i.subject), e.id] as const)),
+    );
     this.retiresAt = nextRetirement(this.entries, this.clock());
     this.version++;
     for (const id of this.quotas.keys()) if (!this.quotaDefaults.fixed.has(id)) this.quotas.delete(id);
@@ -83,6 +95,13 @@ export class ClientRegistry {
 
   /** Whether `clientId` is registered: a map lookup, checked on every hit. */
   readonly has = (clientId: string): boolean => this.entries.has(clientId);
+
+  /** The trusted issuer a token's `iss` names, if it names one. */
+  readonly trustedIssuer = (iss: string): TrustedIssuer | undefined => this.issuers.get(iss);
+
+  /** The client whose identity at `issuer` is `subject`, if one has it. */
+  readonly clientOfIdentity = (issuer: string, subject: string): string | undefined =>
+    this.identities.get(identityKey(issuer, subject));
 
   readonly isAdmin = (clientId: string): boolean => this.entries.get(clientId)?.admin === true;
 

@@ -30,6 +30,18 @@ describe('the clients file JSON Schema', () => {
       { clients: [{ id: 'crm', secrets: [{ hash }], upstream_quota_per_day: -1 }] },
       { clients: [{ id: 'crm', secrets: [{ hash }], rate: 1 }] },
       { users: [] },
+      { issuers: [{ issuer: 'https://idp.example', audience: ['a', 'b'], algorithms: ['ES256'] }], clients: [] },
+      { issuers: [{ issuer: 'https://idp.example', audience: 'a', algorithms: ['HS256'] }], clients: [] },
+      {
+        issuers: [{ issuer: 'https://idp.example', audience: 'a', jwks_uri: 'https://idp.example/keys' }],
+        clients: [],
+      },
+      { issuers: [{ issuer: 'https://idp.example', audience: 'a', client_claim: 'sub', extra: 1 }], clients: [] },
+      {
+        issuers: [{ issuer: 'https://idp.example', audience: 'a' }],
+        clients: [{ id: 'crm', identities: [{ issuer: 'https://idp.example', subject: 'app' }] }],
+      },
+      { clients: [{ id: 'crm', secrets: [{ hash }], identities: [] }] },
     ]) {
       expect(readClientsFile(JSON.stringify(doc), []).ok, JSON.stringify(doc)).toBe(validate(doc));
     }

@@ -112,3 +112,47 @@ describe('a clients file that gives a key twice', () => {
     );
   });
 });
+
+describe('trusted issuers and the identities of clients at them', () => {
+  const issuer = 'https://login.example.test/realms/apps';
+  const trusted = { issuer, audience: 'callerid' };
+  const crm = { id: 'crm', identities: [{ issuer, subject: 'crm-app' }] };
+
+  it('reads a client with identities and no secrets, and the issuer with its defaults', () => {
+    const read = readClientsFile(JSON.stringify({ issuers: [trusted], clients: [crm] }), []);
+    expect(read).toEqual({
+      ok: true,
+      clients: [{ id: 'crm', secrets: [], admin: false, identities: [{ issuer, subject: 'crm-app' }] }],
+      issuers: [
+        {
+          issuer,
+          audiences: ['callerid'],
+          jwksUri: undefined,
+          clientClaims: ['client_id', 'azp'],
+          algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+          index: 0,
+        },
+      ],
+    });
+  });
+
+  it('refuses what the identities and issuers cannot mean', () => {
+    const cases: [unknown, string][] = [
+      [{ clients: [crm] }, 'clients[0].identities[0].issuer: is not one of the issuers'],
+      [{ issuers: [trusted, trusted], clients: [] }, 'issuers[1].issuer: appears twice'],
+      [
+        { issuers: [trusted], clients: [crm, { ...crm, id: 'pbx' }] },
+        'clients[1].identities[0]: names an identity another client has',
+      ],
+      [{ issuers: [trusted], clients: [{ id: 'crm' }] }, 'clients[0]: must list secrets or identities'],
+    ];
+    for (const [doc, problem] of cases) expect(problemOf(JSON.stringify(doc)), JSON.stringify(doc)).toBe(problem);
+    for (const algorithms of [['none'], ['HS256'], []])
+      expect(problemOf(JSON.stringify({ issuers: [{ ...trusted, algorithms }], clients: [] }))).toMatch(
+        /^issuers\[0\]\.algorithms/,
+      );
+    expect(problemOf(JSON.stringify({ issuers: [{ ...trusted, issuer: 'ftp://x' }], clients: [] }))).toMatch(
+      /^issuers\[0\]\.issuer: must be an http\(s\) URL/,
+    );
+  });
+});

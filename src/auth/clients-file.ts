@@ -5,6 +5,13 @@
 // (but for a client id the schema has passed).
 import * as z from 'zod/mini';
 import { readJsonText } from './json-text.js';
+import {
+  federationProblem,
+  IDENTITY_SCHEMA,
+  ISSUER_SCHEMA,
+  trustedIssuerOf,
+  type TrustedIssuer,
+} from './federated/trusted-issuers.js';
 
 /** One client as the registry holds it, from the file or from GATEWAY_CLIENTS and its companion variables. */
 export interface ClientEntry {
@@ -18,6 +25,8 @@ export interface ClientEntry {
   tokenTtlSeconds?: number;
   /** Searches per clock minute; undefined: CLIENT_RATE_PER_MINUTE. */
   ratePerMinute?: number;
+  /** Who the client is at a trusted issuer: a token of the issuer naming `subject` is the client's. */
+  identities?: { issuer: string; subject: string }[];
 }
 
 const secret = z.strictObject({
@@ -27,15 +36,19 @@ const secret = z.strictObject({
 
 const client = z.strictObject({
   id: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 . _ -')),
-  secrets: z.array(secret).check(z.minLength(1, 'must list at least one secret')),
+  secrets: z.optional(z.array(secret).check(z.minLength(1, 'must list at least one secret'))),
   admin: z.optional(z.boolean()),
   upstream_quota_per_day: z.optional(z.int().check(z.minimum(0), z.maximum(1_000_000_000))),
   token_ttl_seconds: z.optional(z.int().check(z.minimum(60), z.maximum(31_536_000))),
   rate_per_minute: z.optional(z.int().check(z.minimum(1), z.maximum(10_000_000))),
+  identities: z.optional(z.array(IDENTITY_SCHEMA).check(z.minLength(1, 'must list at least one identity'))),
 });
 
-/** The file's schema: `{"clients": [...]}`. */
-export const CLIENTS_FILE_SCHEMA = z.strictObject({ clients: z.array(client) });
+/** The file's schema: `{"clients": [...], "issuers": [...]}`. */
+export const CLIENTS_FILE_SCHEMA = z.strictObject({
+  clients: z.array(client),
+  issuers: z.optional(z.array(ISSUER_SCHEMA)),
+});
 
 type ClientsFile = z.infer<typeof CLIENTS_FILE_SCHEMA>;
 
@@ -77,7 +90,7 @@ function explain(issue: z.core.$ZodRawIssue): string | undefined {
 function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
   return {
     id: c.id,
-    secrets: c.secrets.map((s) => ({
+    secrets: (c.secrets ?? []).map((s) => ({
       sha256: s.hash.slice('sha256:'.length),
       ...(s.not_after === undefined ? {} : { notAfter: Date.parse(s.not_after) }),
     })),
@@ -85,7 +98,14 @@ function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
     ...(c.upstream_quota_per_day === undefined ? {} : { upstreamQuotaPerDay: c.upstream_quota_per_day }),
     ...(c.token_ttl_seconds === undefined ? {} : { tokenTtlSeconds: c.token_ttl_seconds }),
     ...(c.rate_per_minute === undefined ? {} : { ratePerMinute: c.rate_per_minute }),
+    ...(c.identities === undefined ? {} : { identities: c.identities }),
   };
+}
+
+/** What a clients file holds: its clients, and the issuers whose tokens name some of them. */
+export interface ClientsFileContents {
+  clients: ClientEntry[];
+  issuers: TrustedIssuer[];
 }
 
 /**
@@ -95,7 +115,7 @@ function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
 export function readClientsFile(
   text: string,
   reserved: readonly string[],
-): { ok: true; clients: ClientEntry[] } | { ok: false; problem: string } {
+): ({ ok: true } & ClientsFileContents) | { ok: false; problem: string } {
   const json = readJsonText(text);
   if (!json.ok) return json;
   const parsed = CLIENTS_FILE_SCHEMA.safeParse(json.value, { error: explain });
@@ -111,7 +131,12 @@ export function readClientsFile(
     if (seen.has(c.id)) return { ok: false, problem: `clients[${i}].id: "${c.id}" appears twice` };
     if (reserved.includes(c.id))
       return { ok: false, problem: `clients[${i}].id: "${c.id}" is an id the gateway reserves for itself` };
+    if (c.secrets === undefined && c.identities === undefined)
+      return { ok: false, problem: `clients[${i}]: must list secrets or identities` };
     seen.add(c.id);
   }
-  return { ok: true, clients: parsed.data.clients.map(entryOf) };
+  const issuers = parsed.data.issuers ?? [];
+  const problem = federationProblem(issuers, parsed.data.clients);
+  if (problem !== undefined) return { ok: false, problem };
+  return { ok: true, clients: parsed.data.clients.map(entryOf), issuers: issuers.map(trustedIssuerOf) };
 }

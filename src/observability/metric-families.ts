@@ -184,6 +184,11 @@ export const FAMILIES = {
     'Operations that fell back to per-process state because their shared store failed, by store (token, lookup, counter).',
     ['store'],
   ),
+  keySetFetches: counter(
+    'idp_fetches_total',
+    "Fetches of a trusted issuer's discovery document or JWK set, by the issuer's place in the clients file's issuers, the document and the outcome.",
+    ['issuer', 'document', 'outcome'],
+  ),
   clientSearches: counter(
     'client_searches_total',
     'Searches per caller (registered client id or console) by result: the cache result, or the guard that refused it.',

@@ -268,6 +268,7 @@ function createEventCounters(registry: Registry): Omit<Telemetry, keyof ReturnTy
   const consoleRefused = new Counter({ ...promOptions(F.consoleRefusals), registers });
   const sharedStoreUp = new Gauge({ ...promOptions(F.sharedStoreUp), registers });
   const sharedStoreFallbacks = new Counter({ ...promOptions(F.sharedStoreFallbacks), registers });
+  const keySetFetches = new Counter({ ...promOptions(F.keySetFetches), registers });
 
   // Every series of a closed set exists from the start at 0, so rate() and ratios work before the first event.
   for (const result of CACHE_RESULTS) cacheLookups.inc({ result }, 0);
@@ -304,6 +305,9 @@ function createEventCounters(registry: Registry): Omit<Telemetry, keyof ReturnTy
     },
     sharedStoreFallback(store) {
       sharedStoreFallbacks.inc({ store });
+    },
+    keySetFetch(issuer, document, outcome) {
+      keySetFetches.inc({ issuer, document, outcome });
     },
   };
 }

@@ -21,6 +21,19 @@ export type SearchCountResult =
   CacheResult | 'rate_limited' | 'quota_exhausted' | 'budget_exhausted' | 'upstream_refused' | 'error';
 /** Which daily limit refused an upstream call. */
 export type QuotaScope = 'quota' | 'budget';
+/** Which document of an identity provider a fetch was for. */
+export type KeySetDocument = 'discovery' | 'jwks';
+/** How a fetch of an identity provider's document ended. */
+export type KeySetFetchOutcome =
+  | 'ok'
+  | 'timeout'
+  | 'network'
+  | 'http_error'
+  | 'too_large'
+  | 'too_many_keys'
+  | 'malformed'
+  | 'wrong_issuer'
+  | 'insecure_url';
 /**
  * A caller as a metric label: a registered client id or `console`, never anything a request made up
  * (the guard checks against GATEWAY_CLIENTS before it reports).
@@ -46,6 +59,8 @@ export interface Telemetry {
   breakerOpened(): void;
   /** The upstream answered 429 and the gateway stopped calling it for a while. */
   upstreamCooldown(): void;
+  /** One fetch of a trusted issuer's document; `issuer` is its place in the clients file's `issuers`. */
+  keySetFetch(issuer: string, document: KeySetDocument, outcome: KeySetFetchOutcome): void;
 }
 
 export const noopTelemetry: Telemetry = {
@@ -60,4 +75,5 @@ export const noopTelemetry: Telemetry = {
   quotaRejected() {},
   breakerOpened() {},
   upstreamCooldown() {},
+  keySetFetch() {},
 };

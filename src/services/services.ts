@@ -7,6 +7,9 @@ import { createBasicCredentials } from '../auth/basic-credentials.js';
 import { ClientRegistry, clientEntriesOf } from '../auth/client-registry.js';
 import type { ClientEntry } from '../auth/clients-file.js';
 import { createGatewayTokens, type GatewayTokens } from '../auth/gateway-tokens.js';
+import { withFederatedTokens } from '../auth/bearer-tokens.js';
+import { createFederatedTokens } from '../auth/federated/federated-tokens.js';
+import type { TrustedIssuer } from '../auth/federated/trusted-issuers.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import { hs256Jwt } from './hs256-jwt.js';
 import { createLoginThrottle, type LoginThrottle } from '../limits/login-throttle.js';
@@ -64,6 +67,13 @@ export interface RuntimeDeps {
   limiters?: SharedLimiters;
   /** The clients as the runtime read them (the clients file). Absent: GATEWAY_CLIENTS and its companion variables. */
   clients?: readonly ClientEntry[];
+  /** The clients file's trusted issuers, whose access tokens name clients by their `identities`. */
+  issuers?: readonly TrustedIssuer[];
+  /**
+   * How trusted issuers' documents are fetched: with `fetch` (absent: the global one), over plain http to any host
+   * when `allowHttp` (Node outside NODE_ENV=production), else https or a loopback host only.
+   */
+  identityProviders?: { fetch?: typeof fetch; allowHttp: boolean };
   /** Revoked gateway tokens for the deployment (Redis, the Durable Object). Absent: revocations hold in this process. */
   revocations?: Revocations;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
@@ -126,7 +136,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   if (!upstream) throw new Error('no upstream configured: the runtime must start demo mode or refuse to start');
   if (!config.gatewayTokens.secret) throw new Error('GATEWAY_TOKEN_SECRET is missing');
   const { clock, logger, telemetry } = runtime;
-  const clients = clientRegistryOf(config, runtime.clients, clock);
+  const clients = clientRegistryOf(config, runtime, clock);
 
   const upstreamTokens = createUpstreamTokens(config, upstream, runtime);
   const background = runtime.background ?? inProcess;
@@ -141,16 +151,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     memoSize: 10_000,
   });
   const revocations = runtime.revocations ?? processRevocations(clock, config.revocations);
-  const gatewayTokens = await createGatewayTokens({
-    jwt: hs256Jwt,
-    isRegistered: clients.has,
-    revocations: revocations.list,
-    secret: config.gatewayTokens.secret,
-    previousSecrets: config.gatewayTokens.previousSecrets,
-    ttlSeconds: config.gatewayTokens.ttlSeconds,
-    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
-    clock,
-  });
+  const gatewayTokens = await createBearerTokens(config, runtime, clients, revocations);
   const loginThrottle = createLoginThrottle({
     // While the shared store is down, each process counts failed logins alone.
     shared: runtime.limiters,
@@ -220,13 +221,44 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
   };
 }
 
-/** The clients the runtime read (the clients file), else those of GATEWAY_CLIENTS and its companions. */
-function clientRegistryOf(config: Config, fromFile: readonly ClientEntry[] | undefined, clock: Clock): ClientRegistry {
+/** The clients the runtime read (the clients file, with its issuers), else those of GATEWAY_CLIENTS and its companions. */
+function clientRegistryOf(config: Config, runtime: RuntimeDeps, clock: Clock): ClientRegistry {
   const { quotas, quotaPerDay } = config.guard;
-  return new ClientRegistry(fromFile ?? clientEntriesOf(config.clients, config.adminClients, quotas), clock, {
-    fixed: new Map([...quotas].filter(([id]) => id === 'console')),
-    perDay: quotaPerDay,
+  return new ClientRegistry(
+    runtime.clients ?? clientEntriesOf(config.clients, config.adminClients, quotas),
+    clock,
+    { fixed: new Map([...quotas].filter(([id]) => id === 'console')), perDay: quotaPerDay },
+    runtime.issuers,
+  );
+}
+
+/** Bearer tokens of either issuer: the gateway's own (HS256) and trusted identity providers' (the clients file). */
+async function createBearerTokens(
+  config: Config,
+  runtime: RuntimeDeps,
+  clients: ClientRegistry,
+  revocations: Revocations,
+): Promise<GatewayTokens> {
+  const { clock } = runtime;
+  const ownTokens = await createGatewayTokens({
+    jwt: hs256Jwt,
+    isRegistered: clients.has,
+    revocations: revocations.list,
+    secret: config.gatewayTokens.secret!,
+    previousSecrets: config.gatewayTokens.previousSecrets,
+    ttlSeconds: config.gatewayTokens.ttlSeconds,
+    ttlOf: (clientId) => clients.tokenTtlSeconds(clientId),
+    clock,
   });
+  const federatedTokens = createFederatedTokens({
+    directory: clients,
+    clock,
+    logger: runtime.logger,
+    telemetry: runtime.telemetry,
+    fetch: runtime.identityProviders?.fetch ?? ((input, init) => fetch(input, init)),
+    allowHttp: runtime.identityProviders?.allowHttp ?? false,
+  });
+  return withFederatedTokens(ownTokens, federatedTokens, clock);
 }
 
 /** The console's limits, per address (a keyed hash) and in total, in the shared store where there is one. */

@@ -68,6 +68,28 @@ export async function stackEnv(simulatorUrl: string): Promise<EnvSource> {
   };
 }
 
+/**
+ * Gateways in front of the simulator at `simulatorUrl` reading the clients file at `path` (the stack's own clients
+ * left out), each logging to its own captured lines.
+ */
+export async function startFileGateways(
+  count: number,
+  simulatorUrl: string,
+  path: string,
+  options: { env?: EnvSource; gateway?: NodeGatewayOptions } = {},
+): Promise<{ gateways: RunningGateway[]; logs: CapturedLog[][] }> {
+  const { GATEWAY_CLIENTS: _, GATEWAY_ADMIN_CLIENTS: __, ...env } = await stackEnv(simulatorUrl);
+  const logs: CapturedLog[][] = [];
+  const gateways = await Promise.all(
+    Array.from({ length: count }, () => {
+      const logger = captureLogger();
+      logs.push(logger.lines);
+      return startNodeGateway({ ...env, ...options.env, GATEWAY_CLIENTS_FILE: path }, { logger, ...options.gateway });
+    }),
+  );
+  return { gateways, logs };
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const simulator = await startSimulatorServer({ clients: UPSTREAM_CLIENTS, ...options.simulator });
   const logger = captureLogger();

@@ -12,7 +12,7 @@ import { ConfigError } from '../../src/config/config.js';
 import { startNodeGateway, type RunningGateway } from '../../src/runtime/node/gateway.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/simulator/server.js';
 import { awayFromMinuteEnd } from '../helpers/minute-window.js';
-import { captureLogger, stackEnv, UPSTREAM_CLIENTS, type CapturedLog } from '../helpers/stack.js';
+import { captureLogger, stackEnv, startFileGateways, UPSTREAM_CLIENTS, type CapturedLog } from '../helpers/stack.js';
 
 const SECRETS = { crm: 'crm-file-secret-0123', pbx: 'pbx-file-secret-0123', ops: 'ops-file-secret-0123' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,17 +80,9 @@ describe('the clients file, watched', () => {
     dir = mkdtempSync(join(tmpdir(), 'clients-file-'));
     path = join(dir, 'clients.json');
     writeClients([await fileClient('crm', { token_ttl_seconds: 600 }), await fileClient('ops', { admin: true })]);
-    const { GATEWAY_CLIENTS: _, GATEWAY_ADMIN_CLIENTS: __, ...env } = await stackEnv(simulator.url);
-    logs = [];
-    gateways = await Promise.all(
-      [0, 1].map(async () => {
-        const logger = captureLogger();
-        logs.push(logger.lines);
-        // The tests poll logins until a change applies: failures before it must not reach the throttle.
-        const throttle = { LOGIN_FAILURES_PER_CLIENT: '10000', LOGIN_FAILURES_PER_ADDRESS: '100000' };
-        return startNodeGateway({ ...env, ...throttle, GATEWAY_CLIENTS_FILE: path }, { logger });
-      }),
-    );
+    // The tests poll logins until a change applies: failures before it must not reach the throttle.
+    const throttle = { LOGIN_FAILURES_PER_CLIENT: '10000', LOGIN_FAILURES_PER_ADDRESS: '100000' };
+    ({ gateways, logs } = await startFileGateways(2, simulator.url, path, { env: throttle }));
   });
   afterAll(async () => {
     await Promise.all(gateways.map((g) => g.close({ timeoutMs: 1000 })));

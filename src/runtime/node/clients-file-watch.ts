@@ -9,7 +9,7 @@ import { watch, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { Counter, type Registry } from 'prom-client';
 import type { ClientRegistry } from '../../auth/client-registry.js';
-import { readClientsFile, type ClientEntry } from '../../auth/clients-file.js';
+import { readClientsFile, type ClientsFileContents } from '../../auth/clients-file.js';
 import { ConfigError, RESERVED_CLIENT_IDS } from '../../config/config.js';
 import type { Logger } from '../../observability/logger.js';
 
@@ -56,8 +56,8 @@ async function textOfOpened(file: FileHandle, maxBytes: number): Promise<Read<{ 
   }
 }
 
-/** The file's clients, or the one problem with it; never throws. */
-async function readFrom(path: string, maxBytes: number): Promise<Read<{ clients: ClientEntry[] }>> {
+/** The file's clients and issuers, or the one problem with it; never throws. */
+async function readFrom(path: string, maxBytes: number): Promise<Read<ClientsFileContents>> {
   let file: FileHandle | undefined;
   try {
     // O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer, holding a thread of the pool for good.
@@ -71,11 +71,11 @@ async function readFrom(path: string, maxBytes: number): Promise<Read<{ clients:
   }
 }
 
-/** The clients of the file at start; a {@link ConfigError} naming the field when it is wrong. */
-export async function loadClientsFile(path: string, maxBytes: number): Promise<ClientEntry[]> {
+/** The clients and issuers of the file at start; a {@link ConfigError} naming the field when it is wrong. */
+export async function loadClientsFile(path: string, maxBytes: number): Promise<ClientsFileContents> {
   const read = await readFrom(path, maxBytes);
   if (!read.ok) throw new ConfigError(VARIABLE, `${path}: ${read.problem}`);
-  return read.clients;
+  return { clients: read.clients, issuers: read.issuers };
 }
 
 interface ClientsFileWatch {
@@ -121,7 +121,7 @@ export function watchClientsFile(options: ClientsFileWatchOptions): ClientsFileW
       );
       return;
     }
-    registry.replace(read.clients);
+    registry.replace(read.clients, read.issuers);
     reloads.inc({ result: 'applied' });
     logger.info({ event: 'clients_reloaded', clients: read.clients.length }, 'clients file applied');
   };

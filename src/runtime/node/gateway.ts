@@ -229,8 +229,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const { config, demo } = await configOf(env);
   const { clientsFile } = config;
   // Before anything is connected: a wrong file stops the start with one line naming the field.
-  const fileClients =
-    clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
+  const file = clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -241,7 +240,14 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const metrics = options.metrics ?? createNodeMetrics();
   const runtime = nodeRuntime(config, options, logger, metrics);
   const redis = await startRedisParts(config, logger, runtime.clock);
-  const services = await createServices(config, { ...runtime, ...redis, clients: fileClients });
+  const services = await createServices(config, {
+    ...runtime,
+    ...redis,
+    clients: file?.clients,
+    issuers: file?.issuers,
+    // Identity providers over plain http to any host outside production; https (or loopback) under it.
+    identityProviders: { allowHttp: env.NODE_ENV !== 'production' },
+  });
   metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
   const app = createApp(services);
   // Clients added to or removed from the file take effect without a restart (and on SIGHUP).

@@ -148,6 +148,7 @@ function telemetryOf(iso: Isolate): Telemetry {
     quotaRejected: (client, scope) => c(F.quotaRejections, [client, scope]),
     breakerOpened: () => c(F.breakerOpens, []),
     upstreamCooldown: () => c(F.cooldowns, []),
+    keySetFetch: (issuer, document, outcome) => c(F.keySetFetches, [issuer, document, outcome]),
   };
 }
 

@@ -127,6 +127,7 @@ export async function createWorkerGateway(
       limiters: counters && createWorkerLimiters(counters),
       revocations,
       clients: settings.clients,
+      issuers: settings.issuers,
       lookupTier:
         settings.lookupCacheApi && edgeCache
           ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })

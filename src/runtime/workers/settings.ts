@@ -10,7 +10,7 @@ import {
   type ConfigProblem,
   type EnvSource,
 } from '../../config/config.js';
-import { readClientsFile, type ClientEntry } from '../../auth/clients-file.js';
+import { readClientsFile, type ClientsFileContents } from '../../auth/clients-file.js';
 import { configErrorOf, flag, int, setting, settingsReader, text } from '../../config/settings-table.js';
 import { unknownSettings, type UnknownSetting } from '../../config/unknown-settings.js';
 import type {
@@ -56,7 +56,9 @@ export interface WorkerSettings {
   metricsPushMaxRequests: number;
   analytics: AnalyticsEngineDataset | undefined;
   /** The clients of GATEWAY_CLIENTS_JSON; undefined: GATEWAY_CLIENTS and its companion variables. */
-  clients: ClientEntry[] | undefined;
+  clients: ClientsFileContents['clients'] | undefined;
+  /** The trusted issuers of GATEWAY_CLIENTS_JSON; none without it. */
+  issuers: ClientsFileContents['issuers'];
   /** Variables that look like settings but are none (a misspelling), for one warning each at start. */
   unknown: UnknownSetting[];
 }
@@ -103,7 +105,7 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     if (env[name] !== undefined && !isNamespace(env[name]))
       problems.push({ variable: name, problem: 'must be a Durable Object namespace binding' });
   }
-  const clients = clientsOf(strings, problems);
+  const file = clientsOf(strings, problems);
   const analytics = env[BINDINGS.analytics];
   if (analytics !== undefined && typeof (analytics as { writeDataPoint?: unknown }).writeDataPoint !== 'function') {
     problems.push({ variable: BINDINGS.analytics, problem: 'must be an Analytics Engine dataset binding' });
@@ -131,19 +133,20 @@ export function readWorkerSettings(env: Record<string, unknown>): WorkerSettings
     metricsPushIntervalMs: own.metricsPushIntervalSeconds * 1000,
     metricsPushMaxRequests: own.metricsPushMaxRequests,
     analytics: analytics as AnalyticsEngineDataset | undefined,
-    clients,
+    clients: file?.clients,
+    issuers: file?.issuers ?? [],
   };
 }
 
-/** The clients of GATEWAY_CLIENTS_JSON (the clients file's format), its one problem named, or undefined when unset. */
-function clientsOf(strings: EnvSource, problems: ConfigProblem[]): ClientEntry[] | undefined {
+/** The clients and issuers of GATEWAY_CLIENTS_JSON (the clients file's format), its one problem named, or undefined when unset. */
+function clientsOf(strings: EnvSource, problems: ConfigProblem[]): ClientsFileContents | undefined {
   const json = strings[BINDINGS.clients];
   if (json === undefined || json === '') return undefined;
   for (const variable of ['GATEWAY_CLIENTS', 'GATEWAY_ADMIN_CLIENTS'])
     if (strings[variable])
       problems.push({ variable, problem: `is set beside ${BINDINGS.clients}: give every client in the JSON alone` });
   const read = readClientsFile(json, RESERVED_CLIENT_IDS);
-  if (read.ok) return read.clients;
+  if (read.ok) return { clients: read.clients, issuers: read.issuers };
   problems.push({ variable: BINDINGS.clients, problem: read.problem });
   return undefined;
 }

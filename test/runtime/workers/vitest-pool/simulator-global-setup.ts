@@ -7,14 +7,17 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { createSimulator } from '../../../../src/simulator/simulator-app.js';
+import { signingKey, startIdp } from '../../../helpers/oidc-idp.mjs';
 import { startOtlpReceiver } from '../../../helpers/otlp-receiver.js';
-import { WORKERD_UPSTREAM } from './workerd-env.js';
+import { WORKERD_IDP, WORKERD_UPSTREAM } from './workerd-env.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     simulatorUrl: string;
     /** The OTLP receiver's traces endpoint. */
     otlpUrl: string;
+    /** A real identity provider (oidc-provider) issuing JWT access tokens to WORKERD_IDP's apps. */
+    idpIssuer: string;
   }
 }
 
@@ -75,9 +78,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
   });
   const { port } = server.address() as AddressInfo;
+  const idp = await startIdp({
+    audience: WORKERD_IDP.audience,
+    apps: WORKERD_IDP.apps,
+    keys: [await signingKey('k1')],
+  });
   project.provide('simulatorUrl', `http://127.0.0.1:${port}`);
   project.provide('otlpUrl', receiver.url);
+  project.provide('idpIssuer', idp.issuer);
   return async () => {
+    await idp.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await receiver.close();

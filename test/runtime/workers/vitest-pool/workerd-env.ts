@@ -2,6 +2,14 @@
 
 export const WORKERD_UPSTREAM = { clientId: 'workerd-gw', clientSecret: 'workerd-upstream-secret' } as const;
 export const WORKERD_CLIENT = { id: 'crm', secret: 'crm-workerd-secret' } as const;
+/** The audience and apps of the identity provider the global setup starts (oidc-provider). */
+export const WORKERD_IDP = {
+  audience: 'https://callerid.test',
+  apps: [
+    { id: 'crm-app', secret: 'crm-app-workerd-secret-0123' },
+    { id: 'stray-app', secret: 'stray-app-workerd-secret-0123' },
+  ],
+};
 /** Hex SHA-256 of WORKERD_CLIENT.secret (`printf %s crm-workerd-secret | sha256sum`), as GATEWAY_CLIENTS takes it. */
 const WORKERD_CLIENT_HASH = 'caf08aef5775ac931b2b5091f345430474ee3422196097fe1312702c3068109e';
 
