@@ -9,7 +9,7 @@ import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
 import { bodyBoundOf, createApp, routeOfApp, type GatewayApp } from '../../app/app.js';
 import { bodyByMethod } from '../../request/request-rules.js';
-import { createListener } from './listener.js';
+import { createListener, type ListenerOptions } from './listener.js';
 import type { NodeRulesOptions } from './node-request-rules.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config/config.js';
@@ -33,6 +33,7 @@ import { loadClientsFile, watchClientsFile } from './clients-file-watch.js';
 import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing } from './node-tracing.js';
+import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search's JSON renderer. */
@@ -171,6 +172,7 @@ function listenersOf(
   app: GatewayApp,
   metrics: GatewayMetrics,
   options: NodeGatewayOptions,
+  tls: ListenerOptions['tls'],
 ) {
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
@@ -183,6 +185,7 @@ function listenersOf(
     ...rules,
     http: config.http,
     maxConnections: config.http.maxConnections,
+    tls,
   });
   const metricsListener =
     config.metrics.port > 0
@@ -229,6 +232,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   // Before anything is connected: a wrong file stops the start with one line naming the field.
   const fileClients =
     clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
+  const tls = config.tls.certFile === undefined ? undefined : await httpsOptionsOf(config.tls);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -253,9 +257,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           logger,
           metrics: metrics.registry,
         });
-  const { server, metricsListener } = listenersOf(config, services, app, metrics, options);
+  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls);
+  const tlsWatch = tls && watchTlsFiles(server as never, config.tls, logger);
   const release = async (httpWithinMs: number) => {
     clientsWatch?.close();
+    tlsWatch?.close();
     await settledWithin(runtime.http.close?.(), httpWithinMs);
     await redis.close();
     await demo?.close();
@@ -270,7 +276,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const metricsServer = metricsListener
     ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
     : null;
