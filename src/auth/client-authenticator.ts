@@ -3,22 +3,28 @@
 import { GatewayError } from '../base/errors.js';
 import { isBasicScheme, type BasicCredentials } from './basic-credentials.js';
 import { bearerToken, isBearerScheme, type GatewayTokens } from './gateway-tokens.js';
+import type { CertificateAuth } from './certificates/certificate-auth.js';
+import type { PeerCertificate } from './certificates/peer-certificate.js';
 
 export type ClientAuthResult = { clientId: string } | { refused: GatewayError };
 
 /**
  * Decides who a request is for; never throws. `authorization` is the whole field as the Fetch API reads it (repeated
- * fields joined with ", "); `addressOf` gives the caller's address the failed-login throttle counts, when asked.
+ * fields joined with ", "); `addressOf` gives the caller's address the failed-login throttle counts, when asked;
+ * `certificate` the client certificate, read only for a request without an Authorization field.
  */
 export type ClientAuthenticator = (
   authorization: string | undefined,
   addressOf: () => string | undefined,
+  certificate?: () => PeerCertificate | undefined,
 ) => Promise<ClientAuthResult>;
 
 export interface ClientAuthOptions {
   gatewayTokens: GatewayTokens;
   /** Checks, counts and logs Basic credentials as the token endpoints do. */
   basic: BasicCredentials;
+  /** A client by its certificate (the clients' `certificates`). */
+  certificates: CertificateAuth;
 }
 
 /** Both schemes are offered: a client without credentials learns it may use either. */
@@ -43,9 +49,17 @@ export async function verifyBearer(gatewayTokens: GatewayTokens, header: string)
   return unauthorized('The access token is missing, invalid or expired.', `${BEARER_REALM}, error="invalid_token"`);
 }
 
+/** The client of a verified certificate one client lists, or the refusal naming none. */
+export function byCertificate(certificates: CertificateAuth, cert: PeerCertificate): ClientAuthResult {
+  const verdict = certificates(cert);
+  return 'clientId' in verdict ? verdict : unauthorized(verdict.refused);
+}
+
 export function createClientAuthenticator(options: ClientAuthOptions): ClientAuthenticator {
-  const { gatewayTokens, basic } = options;
-  return async function authenticate(header, addressOf) {
+  const { gatewayTokens, basic, certificates } = options;
+  return async function authenticate(header, addressOf, certificate) {
+    const cert = header ? undefined : certificate?.();
+    if (cert !== undefined) return byCertificate(certificates, cert);
     if (!header)
       return unauthorized(
         'Credentials are required: Authorization: Bearer <token> (POST /token/login), or Basic with the client id and secret.',

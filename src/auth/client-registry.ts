@@ -3,6 +3,12 @@
 // file is read again; a client no longer listed is refused at once, its tokens with it.
 import type { Clock } from '../base/clock.js';
 import type { ClientEntry } from './clients-file.js';
+import {
+  createCertificateIndex,
+  type CertificateIndex,
+  type CertificateMatch,
+} from './certificates/certificate-index.js';
+import type { PeerCertificate } from './certificates/peer-certificate.js';
 
 const encoder = new TextEncoder();
 
@@ -36,6 +42,7 @@ export class ClientRegistry {
   private entries: ReadonlyMap<string, ClientEntry>;
   private version = 0;
   private retiresAt: number;
+  private certificates: CertificateIndex = createCertificateIndex([]);
   /**
    * Daily upstream quotas by caller, kept up to date in place for the cost guard: the fixed ones (the console's),
    * then each client's own or the default, so a client added by a reload is held to a quota too.
@@ -59,6 +66,7 @@ export class ClientRegistry {
   /** Every client from now on is one of `entries`; tokens and remembered credentials of others stop working. */
   replace(entries: readonly ClientEntry[]): void {
     this.entries = new Map(entries.map((e) => [e.id, e]));
+    this.certificates = createCertificateIndex(entries);
     this.retiresAt = nextRetirement(this.entries, this.clock());
     this.version++;
     for (const id of this.quotas.keys()) if (!this.quotaDefaults.fixed.has(id)) this.quotas.delete(id);
@@ -83,6 +91,9 @@ export class ClientRegistry {
 
   /** Whether `clientId` is registered: a map lookup, checked on every hit. */
   readonly has = (clientId: string): boolean => this.entries.has(clientId);
+
+  /** The client a verified certificate is, by the certificates the clients list. */
+  readonly certificateClient = (cert: PeerCertificate): CertificateMatch => this.certificates.match(cert);
 
   readonly isAdmin = (clientId: string): boolean => this.entries.get(clientId)?.admin === true;
 

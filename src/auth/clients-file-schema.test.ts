@@ -30,6 +30,25 @@ describe('the clients file JSON Schema', () => {
       { clients: [{ id: 'crm', secrets: [{ hash }], upstream_quota_per_day: -1 }] },
       { clients: [{ id: 'crm', secrets: [{ hash }], rate: 1 }] },
       { users: [] },
+      {
+        clients: [
+          {
+            id: 'pbx',
+            secrets: [{ hash }],
+            certificates: [
+              { sha256: 'AB:'.repeat(31) + 'AB' },
+              { subject: 'CN=pbx,O=Example' },
+              { san_uri: 'spiffe://example.org/ns/voice/sa/pbx' },
+              { san_dns: 'pbx.voice.example' },
+            ],
+          },
+        ],
+      },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ sha256: 'ab' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ subject: 'pbx' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ san_uri: 'not a uri' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ san_dns: '*.example' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ sha256: 'ab'.repeat(32), subject: 'CN=x' }] }] },
     ]) {
       expect(readClientsFile(JSON.stringify(doc), []).ok, JSON.stringify(doc)).toBe(validate(doc));
     }

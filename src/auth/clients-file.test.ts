@@ -112,3 +112,22 @@ describe('a clients file that gives a key twice', () => {
     );
   });
 });
+
+describe("a clients file's certificates", () => {
+  it('reads each selector of a client, and refuses one that two clients list', () => {
+    const read = readClientsFile(
+      JSON.stringify({ clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ subject: 'CN=pbx' }] }] }),
+      [],
+    );
+    expect(read.ok && read.clients[0]!.certificates).toEqual([{ subject: 'CN=pbx' }]);
+    const twice = {
+      clients: [
+        { id: 'pbx', secrets: [{ hash }], certificates: [{ san_uri: 'spiffe://example.org/pbx' }] },
+        { id: 'crm', secrets: [{ hash }], certificates: [{ san_uri: 'spiffe://example.org/pbx' }] },
+      ],
+    };
+    expect(problemOf(JSON.stringify(twice))).toBe(
+      'clients[1].certificates[0]: names a certificate another client lists too',
+    );
+  });
+});

@@ -5,6 +5,7 @@
 // (but for a client id the schema has passed).
 import * as z from 'zod/mini';
 import { readJsonText } from './json-text.js';
+import { CERTIFICATE_SELECTOR, certificateClash, type CertificateSelector } from './certificates/certificate-index.js';
 
 /** One client as the registry holds it, from the file or from GATEWAY_CLIENTS and its companion variables. */
 export interface ClientEntry {
@@ -18,6 +19,8 @@ export interface ClientEntry {
   tokenTtlSeconds?: number;
   /** Searches per clock minute; undefined: CLIENT_RATE_PER_MINUTE. */
   ratePerMinute?: number;
+  /** The client certificates it is known by (certificates/certificate-index.ts). */
+  certificates?: CertificateSelector[];
 }
 
 const secret = z.strictObject({
@@ -32,6 +35,7 @@ const client = z.strictObject({
   upstream_quota_per_day: z.optional(z.int().check(z.minimum(0), z.maximum(1_000_000_000))),
   token_ttl_seconds: z.optional(z.int().check(z.minimum(60), z.maximum(31_536_000))),
   rate_per_minute: z.optional(z.int().check(z.minimum(1), z.maximum(10_000_000))),
+  certificates: z.optional(z.array(CERTIFICATE_SELECTOR).check(z.maxLength(100))),
 });
 
 /** The file's schema: `{"clients": [...]}`. */
@@ -85,6 +89,7 @@ function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
     ...(c.upstream_quota_per_day === undefined ? {} : { upstreamQuotaPerDay: c.upstream_quota_per_day }),
     ...(c.token_ttl_seconds === undefined ? {} : { tokenTtlSeconds: c.token_ttl_seconds }),
     ...(c.rate_per_minute === undefined ? {} : { ratePerMinute: c.rate_per_minute }),
+    ...(c.certificates === undefined ? {} : { certificates: c.certificates }),
   };
 }
 
@@ -113,5 +118,7 @@ export function readClientsFile(
       return { ok: false, problem: `clients[${i}].id: "${c.id}" is an id the gateway reserves for itself` };
     seen.add(c.id);
   }
+  const clash = certificateClash(parsed.data.clients);
+  if (clash !== undefined) return { ok: false, problem: clash };
   return { ok: true, clients: parsed.data.clients.map(entryOf) };
 }

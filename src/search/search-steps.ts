@@ -81,7 +81,11 @@ export function identify(p: SearchDeps, request: RequestParts, now: number): Eve
   const known = knownBearerClient(p.gatewayTokens, authorization, now);
   if (known !== undefined) return { client: known, at: now };
   return p
-    .authenticateClient(authorization, () => addressOf(p, request))
+    .authenticateClient(
+      authorization,
+      () => addressOf(p, request),
+      () => request.peerCertificate?.(),
+    )
     .then((auth) => ('refused' in auth ? auth : { client: auth.clientId, at: p.clock() }));
 }
 

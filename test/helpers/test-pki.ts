@@ -124,6 +124,49 @@ export class TestPki {
     return this.issue(name, { subj: '/CN=localhost', san: 'DNS:localhost,IP:127.0.0.1' });
   }
 
+  /** A CRL of CA `ca` revoking `revoked` (`name.crl.pem`), made by `openssl ca` with a database of its own. */
+  crl(name: string, ca: string, revoked: Issued[]): string {
+    const db = this.path(`${name}.index`);
+    writeFileSync(db, '');
+    writeFileSync(this.path(`${name}.crlnumber`), '01\n');
+    const config = this.path(`${name}.cnf`);
+    writeFileSync(
+      config,
+      [
+        '[ca]',
+        'default_ca = test',
+        '[test]',
+        `database = ${db}`,
+        `crlnumber = ${this.path(`${name}.crlnumber`)}`,
+        `certificate = ${this.path(`${ca}.pem`)}`,
+        `private_key = ${this.path(`${ca}.key`)}`,
+        'default_md = sha256',
+        'default_crl_days = 2',
+        '',
+      ].join('\n'),
+    );
+    for (const cert of revoked) openssl(['ca', '-config', config, '-revoke', cert.cert]);
+    const out = this.path(`${name}.crl.pem`);
+    openssl(['ca', '-config', config, '-gencrl', '-out', out]);
+    return out;
+  }
+
+  /** A certificate at the end of a chain of `length` certificates below CA `ca` (`name.chain.pem`: leaf first). */
+  deepChain(name: string, length: number, options: IssueOptions): { leaf: Issued; chain: string } {
+    let issuer = options.ca ?? 'ca';
+    const intermediates: string[] = [];
+    for (let i = 1; i < length; i++) {
+      const inter = `${name}-int${i}`;
+      this.issue(inter, { subj: `/CN=${name} intermediate ${i}`, ca: issuer, isCa: true });
+      intermediates.unshift(this.read(`${inter}.pem`));
+      issuer = inter;
+    }
+    const leaf = this.issue(name, { ...options, ca: issuer });
+    const chain = this.path(`${name}.chain.pem`);
+    writeFileSync(chain, [this.read(`${name}.pem`), ...intermediates].join(''));
+    return { leaf, chain };
+  }
+
   read(name: string): string {
     return readFileSync(this.path(name), 'utf8');
   }

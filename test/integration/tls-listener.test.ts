@@ -112,6 +112,24 @@ describe.skipIf(!hasOpenssl())('the Node listener over TLS', () => {
     copyFileSync(pki.path('renewed.key'), pki.path('live.key'));
   });
 
+  it('refuses a certificate at the end of a chain of 50 (one log line) without holding the listener', async () => {
+    const { leaf, chain } = pki.deepChain('deep', 50, { subj: '/CN=pbx' });
+    const started = performance.now();
+    const answer = await curl(`${base}/v2/contacts/search?what=%2B442079460001`, [
+      '--cacert',
+      ca(),
+      '--cert',
+      chain,
+      '--key',
+      leaf.key,
+    ]);
+    expect(answer.status).toBe(401);
+    expect(performance.now() - started).toBeLessThan(2000);
+    const refused = stack.logs.filter((l) => l.fields.event === 'client_certificate_refused');
+    expect(refused.map((l) => l.fields.reason)).toEqual(['chain_too_long']);
+    expect((await httpsRequest(`${base}/healthz`, { ca: ca() })).status).toBe(200);
+  });
+
   it('closes a plain-HTTP request to the TLS port at once, and keeps serving', async () => {
     const { port } = stack.gateway;
     const closed = await closedAfter(port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');

@@ -80,7 +80,10 @@ async function answering(c: Context<AppEnv>, handle: () => Promise<Response>): P
 
 export function oauthServerRoutes(
   services: GrantServices &
-    Pick<Services, 'docsAssets' | 'config' | 'addressOf' | 'forwardedEntry' | 'revocations' | 'clock'>,
+    Pick<
+      Services,
+      'docsAssets' | 'config' | 'addressOf' | 'forwardedEntry' | 'revocations' | 'clock' | 'clientCertificates'
+    >,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;

@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { createNodeDocsAssets } from './node-docs-assets.js';
 import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { bodyBoundOf, createApp, routeOfApp, type GatewayApp } from '../../app/app.js';
 import { bodyByMethod } from '../../request/request-rules.js';
 import { createListener, type ListenerOptions } from './listener.js';
@@ -34,6 +35,7 @@ import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing } from './node-tracing.js';
 import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
+import { nodeCertificateReader } from './node-certificates.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search's JSON renderer. */
@@ -147,6 +149,7 @@ const nodeHmac: SyncHmac = (key, data) => createHmac('sha256', key).update(data)
 
 /** What only Node gives the services: its clock, upstream pool, logger, metrics, connection and HMAC. */
 function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger, metrics: GatewayMetrics) {
+  const certificateOf = nodeCertificateReader(config);
   return {
     http:
       options.http ??
@@ -158,6 +161,8 @@ function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger
     // Absent where the app is called in process, without a connection (tests).
     peerAddress: (c: Context) =>
       (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined,
+    peerCertificate:
+      certificateOf && ((c: Context) => certificateOf((c.env as { incoming: IncomingMessage }).incoming)),
     requestTarget: (c: Context) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     syncHmac: nodeHmac,
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
@@ -181,7 +186,9 @@ function listenersOf(
     routeOf: routeOfApp(app),
     tracing: { tracer: services.tracing.tracer, trustProxyHops: config.trustProxyHops },
   };
-  const server = createListener(options.searchDoor === false ? listener : withSearchDoor(listener, services), {
+  const door =
+    options.searchDoor === false ? listener : withSearchDoor(listener, services, nodeCertificateReader(config));
+  const server = createListener(door, {
     ...rules,
     http: config.http,
     maxConnections: config.http.maxConnections,

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TlsOptions } from 'node:tls';
+import { socketCertificate } from './tls-peer-certificate.js';
 import type { Config } from '../../config/config.js';
 import {
   answerClientErrors,
@@ -41,6 +42,7 @@ export function createListener(next: Listener, options: ListenerOptions): Server
           { ...serverOptions, ...options.tls, handshakeTimeout: serverOptions.headersTimeout },
           handler,
         ),
+        options.tls.requestCert === true,
       )
     : createServer(serverOptions, handler);
   answerExpectContinue(server, next, options, answers);
@@ -56,8 +58,10 @@ export function createListener(next: Listener, options: ListenerOptions): Server
  * A handshake that fails (a plain-HTTP request, a stalled or refused handshake) closes its connection: nothing was
  * read that an answer could be written in. Node's HTTPS server would report it as a malformed HTTP request.
  */
-function tlsListener(server: ReturnType<typeof createHttpsServer>): Server {
+function tlsListener(server: ReturnType<typeof createHttpsServer>, requestCert: boolean): Server {
   server.removeAllListeners('tlsClientError');
   server.on('tlsClientError', (_err, socket) => socket.destroy());
+  // Read as the handshake ends: OpenSSL lets go of the chain the client sent once the connection carries requests.
+  if (requestCert) server.on('secureConnection', (socket) => void socketCertificate(socket));
   return server as unknown as Server;
 }

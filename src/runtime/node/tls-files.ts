@@ -35,6 +35,10 @@ async function readBounded(setting: string, path: string): Promise<Buffer> {
   return readFile(path);
 }
 
+/** Each PEM block of a file: Node reads one CRL per string, and a CA with intermediates has one CRL for each. */
+const pemBlocks = (pem: Buffer): string[] =>
+  pem.toString('latin1').match(/-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g) ?? [];
+
 /** The secure context's options from the files; a {@link ConfigError} naming the setting whose file is wrong. */
 async function secureOptionsOf(tls: TlsConfig): Promise<SecureContextOptions> {
   const read = Object.fromEntries(
@@ -44,7 +48,7 @@ async function secureOptionsOf(tls: TlsConfig): Promise<SecureContextOptions> {
     cert: read.TLS_CERT_FILE,
     key: read.TLS_KEY_FILE,
     ...(read.TLS_CLIENT_CA_FILE ? { ca: read.TLS_CLIENT_CA_FILE } : {}),
-    ...(read.TLS_CLIENT_CRL_FILE ? { crl: read.TLS_CLIENT_CRL_FILE } : {}),
+    ...(read.TLS_CLIENT_CRL_FILE ? { crl: pemBlocks(read.TLS_CLIENT_CRL_FILE) } : {}),
   };
   try {
     createSecureContext(options);
