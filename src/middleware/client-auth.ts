@@ -19,9 +19,10 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<AppEnv
   const { clientCertificates } = options;
   return async function bearerAuth(c, next) {
     const header = c.req.header('authorization');
-    const cert = header ? undefined : clientCertificates.of(c);
+    const source = { peerCertificate: () => clientCertificates.of(c) };
+    const cert = header ? undefined : source.peerCertificate();
     const result = header
-      ? await verifyBearer(options.gatewayTokens, header)
+      ? await verifyBearer(options.gatewayTokens, header, source)
       : cert
         ? byCertificate(clientCertificates.auth, cert)
         : unauthorized(

@@ -80,6 +80,8 @@ export interface RuntimeDeps {
 
 /** A request's client certificate (none where the runtime has none) and the client a certificate is. */
 interface ClientCertificates {
+  /** Whether the runtime reads client certificates at all (TLS_CLIENT_CA_FILE or TLS_CLIENT_CERT_HEADER; Workers). */
+  enabled: boolean;
   of: (c: Context) => PeerCertificate | undefined;
   auth: CertificateAuth;
 }
@@ -172,6 +174,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     clock,
   });
   const clientCertificates: ClientCertificates = {
+    enabled: runtime.peerCertificate !== undefined,
     of: runtime.peerCertificate ?? (() => undefined),
     auth: createCertificateAuth({ match: clients.certificateClient, logger }),
   };

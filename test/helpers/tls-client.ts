@@ -69,3 +69,20 @@ export function curl(url: string, args: string[]): Promise<{ status: number; bod
     });
   });
 }
+
+/** A client-credentials grant by curl at `url` (a token endpoint): with `secret` in the form, else by the certificate. */
+export function curlGrant(
+  url: string,
+  options: { ca: string; clientId: string; secret?: string; cert?: { cert: string; key: string } },
+): Promise<{ status: number; body: string }> {
+  return curl(url, [
+    '--cacert',
+    options.ca,
+    ...(options.cert ? ['--cert', options.cert.cert, '--key', options.cert.key] : []),
+    '-d',
+    'grant_type=client_credentials',
+    '-d',
+    `client_id=${options.clientId}`,
+    ...(options.secret === undefined ? [] : ['-d', `client_secret=${options.secret}`]),
+  ]);
+}

@@ -4,13 +4,12 @@
 // refused with problem+json naming no client and one log line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/auth/client-registry.js';
-import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
+import { PBX_SPIFFE_ID, startMtlsStack } from '../helpers/mtls-stack.js';
 import { curl } from '../helpers/tls-client.js';
 import { hasOpenssl, TestPki, type Issued } from '../helpers/test-pki.js';
 
 const SEARCH = '/v2/contacts/search?what=%2B442079460001';
-const PBX_ID = 'spiffe://example.org/ns/voice/sa/pbx';
 
 describe.skipIf(!hasOpenssl())('client certificates on the HTTPS listener', () => {
   const pki = new TestPki();
@@ -29,51 +28,20 @@ describe.skipIf(!hasOpenssl())('client certificates on the HTTPS listener', () =
   const refusals = () => stack.logs.filter((l) => l.fields.event === 'client_certificate_refused');
 
   beforeAll(async () => {
-    pki.ca('ca');
     pki.ca('other');
-    pki.server('server');
-    certs.pbx = pki.issue('pbx', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_ID}` });
-    certs.crm = pki.issue('crm', { subj: '/O=Example/CN=crm' });
-    certs.ops = pki.issue('ops', { subj: '/O=Example, Inc./CN=ops' });
-    certs.stranger = pki.issue('stranger', { subj: '/O=Example/CN=stranger' });
-    certs.expired = pki.issue('expired', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_ID}`, days: -1 });
-    certs.foreign = pki.issue('foreign', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_ID}`, ca: 'other' });
-    certs.revoked = pki.issue('revoked', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_ID}` });
-    // A client's certificate below an intermediate CA, sent with it by curl.
-    const short = pki.deepChain('short', 2, { subj: '/O=Example/CN=pbx', san: `URI:${PBX_ID}` });
-    certs.short = { ...short.leaf, cert: short.chain };
-    // With a CRL, OpenSSL wants one of every CA of a chain: the root's and the intermediate's, in one file.
-    const crls = [pki.crl('ca', 'ca', [certs.revoked]), pki.crl('short-int1', 'short-int1', [])];
-    writeFileSync(pki.path('crls.pem'), crls.map((path) => readFileSync(path, 'utf8')).join(''));
-    const hash = async (secret: string) => `sha256:${await sha256Hex(secret)}`;
-    writeFileSync(
-      pki.path('clients.json'),
-      JSON.stringify({
-        clients: [
-          { id: 'pbx', secrets: [{ hash: await hash(CLIENTS.pbx) }], certificates: [{ san_uri: PBX_ID }] },
-          { id: 'crm', secrets: [{ hash: await hash(CLIENTS.crm) }], certificates: [{ sha256: certs.crm.sha256 }] },
-          {
-            id: 'ops',
-            admin: true,
-            secrets: [{ hash: await hash(CLIENTS.ops) }],
-            // Spaced and cased as a person writes it; the certificate's own spelling is `CN=ops,O=Example\, Inc.`.
-            certificates: [{ subject: 'cn = ops, o = Example\\, Inc.' }],
-          },
-        ],
-      }),
-    );
-    stack = await startStack({
-      env: {
-        GATEWAY_CLIENTS: '',
-        GATEWAY_ADMIN_CLIENTS: '',
-        GATEWAY_CLIENTS_FILE: pki.path('clients.json'),
-        TLS_CERT_FILE: pki.path('server.pem'),
-        TLS_KEY_FILE: pki.path('server.key'),
-        TLS_CLIENT_CA_FILE: ca(),
-        TLS_CLIENT_CRL_FILE: pki.path('crls.pem'),
-      },
+    const started = await startMtlsStack(pki, { TLS_CLIENT_CRL_FILE: pki.path('crls.pem') }, () => {
+      certs.expired = pki.issue('expired', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_SPIFFE_ID}`, days: -1 });
+      certs.foreign = pki.issue('foreign', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_SPIFFE_ID}`, ca: 'other' });
+      certs.revoked = pki.issue('revoked', { subj: '/O=Example/CN=pbx', san: `URI:${PBX_SPIFFE_ID}` });
+      // A client's certificate below an intermediate CA, sent with it by curl.
+      const short = pki.deepChain('short', 2, { subj: '/O=Example/CN=pbx', san: `URI:${PBX_SPIFFE_ID}` });
+      certs.short = { ...short.leaf, cert: short.chain };
+      // With a CRL, OpenSSL wants one of every CA of a chain: the root's and the intermediate's, in one file.
+      const crls = [pki.crl('ca', 'ca', [certs.revoked]), pki.crl('short-int1', 'short-int1', [])];
+      writeFileSync(pki.path('crls.pem'), crls.map((path) => readFileSync(path, 'utf8')).join(''));
     });
-    base = stack.gateway.url;
+    Object.assign(certs, started.certs);
+    ({ stack, base } = started);
   });
   afterAll(async () => {
     await stack?.close();

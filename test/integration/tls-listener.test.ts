@@ -7,7 +7,7 @@ import { Agent } from 'node:https';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
-import { curl, httpsRequest } from '../helpers/tls-client.js';
+import { curl, curlGrant, httpsRequest } from '../helpers/tls-client.js';
 import { hasOpenssl, TestPki } from '../helpers/test-pki.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,16 +56,7 @@ describe.skipIf(!hasOpenssl())('the Node listener over TLS', () => {
 
   it('serves HTTPS on PORT, and a client without a certificate logs in and searches with its token', async () => {
     expect(base).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    const login = await curl(`${base}/oauth2/token`, [
-      '--cacert',
-      ca(),
-      '-d',
-      'grant_type=client_credentials',
-      '-d',
-      'client_id=crm',
-      '-d',
-      `client_secret=${CLIENTS.crm}`,
-    ]);
+    const login = await curlGrant(`${base}/oauth2/token`, { ca: ca(), clientId: 'crm', secret: CLIENTS.crm });
     expect(login.status).toBe(200);
     const token = (JSON.parse(login.body) as { access_token: string }).access_token;
     const search = await curl(`${base}/v2/contacts/search?what=%2B442079460001`, [
