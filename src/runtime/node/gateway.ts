@@ -35,7 +35,7 @@ import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing } from './node-tracing.js';
 import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
-import { nodeCertificateReader } from './node-certificates.js';
+import { nodeCertificateReader, type CertificateReader } from './node-certificates.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search's JSON renderer. */
@@ -148,8 +148,13 @@ async function startRedisParts(config: Config, logger: Logger, clock: Clock): Pr
 const nodeHmac: SyncHmac = (key, data) => createHmac('sha256', key).update(data).digest('hex');
 
 /** What only Node gives the services: its clock, upstream pool, logger, metrics, connection and HMAC. */
-function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger, metrics: GatewayMetrics) {
-  const certificateOf = nodeCertificateReader(config);
+function nodeRuntime(
+  config: Config,
+  options: NodeGatewayOptions,
+  logger: Logger,
+  metrics: GatewayMetrics,
+  certificateOf: CertificateReader | undefined,
+) {
   return {
     http:
       options.http ??
@@ -178,6 +183,7 @@ function listenersOf(
   metrics: GatewayMetrics,
   options: NodeGatewayOptions,
   tls: ListenerOptions['tls'],
+  certificateOf: CertificateReader | undefined,
 ) {
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
@@ -186,8 +192,7 @@ function listenersOf(
     routeOf: routeOfApp(app),
     tracing: { tracer: services.tracing.tracer, trustProxyHops: config.trustProxyHops },
   };
-  const door =
-    options.searchDoor === false ? listener : withSearchDoor(listener, services, nodeCertificateReader(config));
+  const door = options.searchDoor === false ? listener : withSearchDoor(listener, services, certificateOf);
   const server = createListener(door, {
     ...rules,
     http: config.http,
@@ -248,7 +253,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     );
   }
   const metrics = options.metrics ?? createNodeMetrics();
-  const runtime = nodeRuntime(config, options, logger, metrics);
+  const certificateOf = nodeCertificateReader(config, logger);
+  const runtime = nodeRuntime(config, options, logger, metrics, certificateOf);
   const redis = await startRedisParts(config, logger, runtime.clock);
   const services = await createServices(config, { ...runtime, ...redis, clients: fileClients });
   metrics.watch({ ...metricSourcesOf(services), logLinesDropped: () => logger.dropped?.() ?? 0 });
@@ -264,7 +270,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           logger,
           metrics: metrics.registry,
         });
-  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls);
+  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls, certificateOf);
   const tlsWatch = tls && watchTlsFiles(server as never, config.tls, logger);
   const release = async (httpWithinMs: number) => {
     clientsWatch?.close();

@@ -38,7 +38,7 @@ function subjectAltNames(text: string | undefined): { uris: string[]; dns: strin
 }
 
 /** The core's view of an X.509 certificate; `problem` says why it is not verified, if it is not. */
-function certificateOf(x509: X509Certificate, problem: string | undefined): PeerCertificate {
+export function certificateOf(x509: X509Certificate, problem: string | undefined): PeerCertificate {
   const san = subjectAltNames(x509.subjectAltName);
   return {
     sha256: fingerprintOf(x509.fingerprint256),
