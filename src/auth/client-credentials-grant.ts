@@ -2,12 +2,13 @@
 // /oauth2/token in RFC 6749's): one reading of the form and the client's credentials (endpoint-client-auth.ts),
 // one failed-login throttle, one log line per failure. Each endpoint only words the answer and the refusals.
 import {
-  authenticateEndpointClient,
+  endpointClient,
   readOAuthForm,
   type EndpointClientServices,
   type OAuthRequest,
 } from './endpoint-client-auth.js';
 import { GATEWAY_SCOPE, type GatewayTokens } from './gateway-tokens.js';
+import { confirmationOf } from './certificates/token-binding.js';
 
 /** The RFC 6749 token endpoint (src/operations/oauth/oauth-route.ts) and its RFC 8414 metadata. */
 export const OAUTH_TOKEN_PATH = '/oauth2/token';
@@ -53,7 +54,8 @@ export async function grantClientCredentials(
   ) {
     throw form.refuse('invalid_scope', `The only scope this gateway grants is ${GATEWAY_SCOPE}.`);
   }
-  const clientId = await authenticateEndpointClient(services, request, form);
-  const issued = await services.gatewayTokens.issue(clientId);
+  const { clientId, certificate } = await endpointClient(services, request, form);
+  // Issued over mutual TLS to the client the certificate is: bound to it (RFC 8705 section 3).
+  const issued = await services.gatewayTokens.issue(clientId, certificate && confirmationOf(certificate));
   return { clientId, accessToken: issued.accessToken, expiresInSeconds: issued.expiresInSeconds, scope: GATEWAY_SCOPE };
 }

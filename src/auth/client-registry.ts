@@ -4,6 +4,12 @@
 import type { Clock } from '../base/clock.js';
 import type { ClientEntry } from './clients-file.js';
 import { identityKey, type TrustedIssuer } from './federated/trusted-issuers.js';
+import {
+  createCertificateIndex,
+  type CertificateIndex,
+  type CertificateMatch,
+} from './certificates/certificate-index.js';
+import type { PeerCertificate } from './certificates/peer-certificate.js';
 
 const encoder = new TextEncoder();
 
@@ -40,6 +46,7 @@ export class ClientRegistry {
   private identities: ReadonlyMap<string, string> = new Map();
   private version = 0;
   private retiresAt: number;
+  private certificates: CertificateIndex = createCertificateIndex([]);
   /**
    * Daily upstream quotas by caller, kept up to date in place for the cost guard: the fixed ones (the console's),
    * then each client's own or the default, so a client added by a reload is held to a quota too.
@@ -71,6 +78,7 @@ export class ClientRegistry {
     this.identities = new Map(
       entries.flatMap((e) => (e.identities ?? []).map((i) => [identityKey(i.issuer, i.subject), e.id] as const)),
     );
+    this.certificates = createCertificateIndex(entries);
     this.retiresAt = nextRetirement(this.entries, this.clock());
     this.version++;
     for (const id of this.quotas.keys()) if (!this.quotaDefaults.fixed.has(id)) this.quotas.delete(id);
@@ -102,6 +110,8 @@ export class ClientRegistry {
   /** The client whose identity at `issuer` is `subject`, if one has it. */
   readonly clientOfIdentity = (issuer: string, subject: string): string | undefined =>
     this.identities.get(identityKey(issuer, subject));
+  /** The client a verified certificate is, by the certificates the clients list. */
+  readonly certificateClient = (cert: PeerCertificate): CertificateMatch => this.certificates.match(cert);
 
   readonly isAdmin = (clientId: string): boolean => this.entries.get(clientId)?.admin === true;
 

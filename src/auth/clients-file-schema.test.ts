@@ -42,6 +42,27 @@ describe('the clients file JSON Schema', () => {
         clients: [{ id: 'crm', identities: [{ issuer: 'https://idp.example', subject: 'app' }] }],
       },
       { clients: [{ id: 'crm', secrets: [{ hash }], identities: [] }] },
+      {
+        clients: [
+          {
+            id: 'pbx',
+            secrets: [{ hash }],
+            certificates: [
+              { sha256: 'AB:'.repeat(31) + 'AB' },
+              { subject: 'CN=pbx,O=Example' },
+              { san_uri: 'spiffe://example.org/ns/voice/sa/pbx' },
+              { san_dns: 'pbx.voice.example' },
+            ],
+          },
+        ],
+      },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ sha256: 'ab' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ subject: 'pbx' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ san_uri: 'not a uri' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ san_dns: '*.example' }] }] },
+      { clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ sha256: 'ab'.repeat(32), subject: 'CN=x' }] }] },
+      { clients: [{ id: 'pbx', certificates: [{ san_uri: 'spiffe://example.org/ns/voice/sa/pbx' }] }] },
+      { clients: [{ id: 'pbx', certificates: [] }] },
     ]) {
       expect(readClientsFile(JSON.stringify(doc), []).ok, JSON.stringify(doc)).toBe(validate(doc));
     }

@@ -144,7 +144,7 @@ describe('trusted issuers and the identities of clients at them', () => {
         { issuers: [trusted], clients: [crm, { ...crm, id: 'pbx' }] },
         'clients[1].identities[0]: names an identity another client has',
       ],
-      [{ issuers: [trusted], clients: [{ id: 'crm' }] }, 'clients[0]: must list secrets or identities'],
+      [{ issuers: [trusted], clients: [{ id: 'crm' }] }, 'clients[0]: must list secrets, identities or certificates'],
     ];
     for (const [doc, problem] of cases) expect(problemOf(JSON.stringify(doc)), JSON.stringify(doc)).toBe(problem);
     for (const algorithms of [['none'], ['HS256'], []])
@@ -153,6 +153,25 @@ describe('trusted issuers and the identities of clients at them', () => {
       );
     expect(problemOf(JSON.stringify({ issuers: [{ ...trusted, issuer: 'ftp://x' }], clients: [] }))).toMatch(
       /^issuers\[0\]\.issuer: must be an http\(s\) URL/,
+    );
+  });
+});
+
+describe("a clients file's certificates", () => {
+  it('reads each selector of a client, and refuses one that two clients list', () => {
+    const read = readClientsFile(
+      JSON.stringify({ clients: [{ id: 'pbx', secrets: [{ hash }], certificates: [{ subject: 'CN=pbx' }] }] }),
+      [],
+    );
+    expect(read.ok && read.clients[0]!.certificates).toEqual([{ subject: 'CN=pbx' }]);
+    const twice = {
+      clients: [
+        { id: 'pbx', secrets: [{ hash }], certificates: [{ san_uri: 'spiffe://example.org/pbx' }] },
+        { id: 'crm', secrets: [{ hash }], certificates: [{ san_uri: 'spiffe://example.org/pbx' }] },
+      ],
+    };
+    expect(problemOf(JSON.stringify(twice))).toBe(
+      'clients[1].certificates[0]: names a certificate another client lists too',
     );
   });
 });

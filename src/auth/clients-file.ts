@@ -12,6 +12,7 @@ import {
   trustedIssuerOf,
   type TrustedIssuer,
 } from './federated/trusted-issuers.js';
+import { CERTIFICATE_SELECTOR, certificateClash, type CertificateSelector } from './certificates/certificate-index.js';
 
 /** One client as the registry holds it, from the file or from GATEWAY_CLIENTS and its companion variables. */
 export interface ClientEntry {
@@ -27,6 +28,8 @@ export interface ClientEntry {
   ratePerMinute?: number;
   /** Who the client is at a trusted issuer: a token of the issuer naming `subject` is the client's. */
   identities?: { issuer: string; subject: string }[];
+  /** The client certificates it is known by (certificates/certificate-index.ts). */
+  certificates?: CertificateSelector[];
 }
 
 const secret = z.strictObject({
@@ -42,6 +45,7 @@ const client = z.strictObject({
   token_ttl_seconds: z.optional(z.int().check(z.minimum(60), z.maximum(31_536_000))),
   rate_per_minute: z.optional(z.int().check(z.minimum(1), z.maximum(10_000_000))),
   identities: z.optional(z.array(IDENTITY_SCHEMA).check(z.minLength(1, 'must list at least one identity'))),
+  certificates: z.optional(z.array(CERTIFICATE_SELECTOR).check(z.maxLength(100))),
 });
 
 /** The file's schema: `{"clients": [...], "issuers": [...]}`. */
@@ -99,6 +103,7 @@ function entryOf(c: ClientsFile['clients'][number]): ClientEntry {
     ...(c.token_ttl_seconds === undefined ? {} : { tokenTtlSeconds: c.token_ttl_seconds }),
     ...(c.rate_per_minute === undefined ? {} : { ratePerMinute: c.rate_per_minute }),
     ...(c.identities === undefined ? {} : { identities: c.identities }),
+    ...(c.certificates === undefined ? {} : { certificates: c.certificates }),
   };
 }
 
@@ -131,12 +136,12 @@ export function readClientsFile(
     if (seen.has(c.id)) return { ok: false, problem: `clients[${i}].id: "${c.id}" appears twice` };
     if (reserved.includes(c.id))
       return { ok: false, problem: `clients[${i}].id: "${c.id}" is an id the gateway reserves for itself` };
-    if (c.secrets === undefined && c.identities === undefined)
-      return { ok: false, problem: `clients[${i}]: must list secrets or identities` };
+    if (c.secrets === undefined && c.identities === undefined && c.certificates === undefined)
+      return { ok: false, problem: `clients[${i}]: must list secrets, identities or certificates` };
     seen.add(c.id);
   }
   const issuers = parsed.data.issuers ?? [];
-  const problem = federationProblem(issuers, parsed.data.clients);
+  const problem = federationProblem(issuers, parsed.data.clients) ?? certificateClash(parsed.data.clients);
   if (problem !== undefined) return { ok: false, problem };
   return { ok: true, clients: parsed.data.clients.map(entryOf), issuers: issuers.map(trustedIssuerOf) };
 }

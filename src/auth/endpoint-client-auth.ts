@@ -4,6 +4,11 @@
 import type { LoginThrottle } from '../limits/login-throttle.js';
 import { checkCredentials, isBasicScheme, readBasic, type CredentialServices } from './basic-credentials.js';
 import { contentTypeIs, FORM_URLENCODED } from './media-type.js';
+import type { CertificateAuth } from './certificates/certificate-auth.js';
+import type { PeerCertificate } from './certificates/peer-certificate.js';
+
+/** RFC 6749 section 2.3.1's two ways, and RFC 8705's certificate where the gateway reads client certificates. */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'tls_client_auth'] as const;
 
 /** RFC 6749 section 5.2 with RFC 9110's challenge on a 401: the endpoints take client_secret_basic. */
 export const TOKEN_ENDPOINT_CHALLENGE = 'Basic realm="callerid-gateway", charset="UTF-8"';
@@ -45,9 +50,14 @@ export interface OAuthRequest {
   body(): Promise<ArrayBuffer>;
   /** The caller's address as the failed-login throttle counts it (trusted-proxy aware). */
   address(): string | undefined;
+  /** The client certificate of the request, where the runtime reads one (RFC 8705's `tls_client_auth`). */
+  peerCertificate?(): PeerCertificate | undefined;
 }
 
-export type EndpointClientServices = CredentialServices & { loginThrottle: LoginThrottle };
+export type EndpointClientServices = CredentialServices & {
+  loginThrottle: LoginThrottle;
+  clientCertificates: { auth: CertificateAuth };
+};
 
 /** A request's form, each field at most once. */
 interface OAuthForm {
@@ -84,6 +94,9 @@ function credentialsOf(request: OAuthRequest, form: OAuthForm) {
   if (header === undefined) {
     const id = form.field('client_id');
     const secret = form.field('client_secret');
+    // RFC 8705 section 2.1: the client id in the form, the certificate instead of a secret.
+    const certificate = id && !form.has('client_secret') ? request.peerCertificate?.() : undefined;
+    if (certificate !== undefined) return { id, certificate, scheme: 'tls' } as const;
     if (!id || !secret)
       throw form.refuse('invalid_request', 'The fields "client_id" and "client_secret" are required.');
     return { pair: { id, secret }, scheme: 'form' } as const;
@@ -110,9 +123,20 @@ export async function authenticateEndpointClient(
   request: OAuthRequest,
   form: OAuthForm,
 ): Promise<string> {
-  const { pair, scheme } = credentialsOf(request, form);
+  return (await endpointClient(services, request, form)).clientId;
+}
+
+/** As {@link authenticateEndpointClient}, with the certificate the client authenticated by (`tls_client_auth`). */
+export async function endpointClient(
+  services: EndpointClientServices,
+  request: OAuthRequest,
+  form: OAuthForm,
+): Promise<{ clientId: string; certificate?: PeerCertificate }> {
+  const credentials = credentialsOf(request, form);
+  if (credentials.scheme === 'tls') return byCertificate(services, credentials, form);
+  const { pair, scheme } = credentials;
   const verdict = await checkCredentials(services, pair, request.address(), scheme);
-  if ('clientId' in verdict) return verdict.clientId;
+  if ('clientId' in verdict) return { clientId: verdict.clientId };
   if (verdict.refused === 'throttled') {
     const seconds = String(verdict.retryAfterSeconds);
     throw new OAuthRefusal(
@@ -125,5 +149,20 @@ export async function authenticateEndpointClient(
   throw form.refuse(
     'invalid_client',
     pair === 'malformed' ? 'Use Authorization: Basic <base64 of client-id:secret>.' : 'Unknown client or wrong secret.',
+  );
+}
+
+/** `tls_client_auth` (RFC 8705 section 2.1.2): the verified certificate must be one the named client lists. */
+function byCertificate(
+  services: EndpointClientServices,
+  credentials: { id: string; certificate: PeerCertificate },
+  form: OAuthForm,
+): { clientId: string; certificate: PeerCertificate } {
+  const verdict = services.clientCertificates.auth(credentials.certificate);
+  if ('clientId' in verdict && verdict.clientId === credentials.id)
+    return { clientId: verdict.clientId, certificate: credentials.certificate };
+  throw form.refuse(
+    'invalid_client',
+    'refused' in verdict ? verdict.refused : 'The client certificate is not registered for this client.',
   );
 }

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../base/clock.js';
 import { sha256Hex } from './client-registry.js';
 import type { RevocationList } from './revocations.js';
+import { boundThumbprint, presentsBinding, type CertificateSource } from './certificates/token-binding.js';
 
 // The one parser of `Authorization: Bearer <token>` (RFC 6750 section 2.1: the token68 syntax), shared by the app's
 // routes and Node's search door.
@@ -24,10 +25,13 @@ export function knownBearerClient(
   gatewayTokens: Pick<GatewayTokens, 'peek'>,
   header: string | undefined,
   now?: number,
+  certificate?: CertificateSource,
 ): string | undefined {
   if (header === undefined) return undefined;
   const token = header.startsWith('Bearer ') ? header.slice(7) : bearerToken(header);
-  return token === undefined ? undefined : gatewayTokens.peek(token, now)?.clientId;
+  const known = token === undefined ? undefined : gatewayTokens.peek(token, now);
+  // A certificate-bound token without its certificate takes the full check, which refuses it.
+  return known !== undefined && presentsBinding(known.x5tS256, certificate) ? known.clientId : undefined;
 }
 
 /** Whether the header names the Bearer scheme at all (well-formed or not). */
@@ -49,10 +53,13 @@ interface VerifiedToken {
   issuedAt: number;
   /** The token's id (`jti`), which a revocation names. */
   jti: string;
+  /** RFC 8705's `cnf.x5t#S256`: the certificate the token is bound to, for a token issued over mutual TLS. */
+  x5tS256?: string | undefined;
 }
 
 export interface GatewayTokens {
-  issue(clientId: string): Promise<IssuedToken>;
+  /** `cnf`: RFC 8705's confirmation of the certificate the token is bound to. */
+  issue(clientId: string, cnf?: { 'x5t#S256': string }): Promise<IssuedToken>;
   /** The token's client, or null when it is not one of ours, is tampered with, or has expired. */
   verify(token: string): Promise<VerifiedToken | null>;
   /** A token verified before and not yet expired, synchronously; undefined when it needs verifying. */
@@ -191,14 +198,15 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
       const { sub, exp, iat, jti } = payload;
       if (typeof sub !== 'string' || typeof exp !== 'number' || payload.scope !== GATEWAY_SCOPE) return null;
       if (typeof iat !== 'number' || typeof jti !== 'string' || jti === '') return null;
-      return { clientId: sub, expiresAt: exp * 1000, issuedAt: Math.round(iat * 1000), jti };
+      const x5tS256 = boundThumbprint(payload);
+      return { clientId: sub, expiresAt: exp * 1000, issuedAt: Math.round(iat * 1000), jti, x5tS256 };
     } catch {
       return null;
     }
   }
 
   return {
-    async issue(clientId) {
+    async issue(clientId, cnf) {
       const issuedAt = clock();
       const ttlSeconds = options.ttlOf?.(clientId) ?? options.ttlSeconds;
       const accessToken = await jwt.sign(
@@ -211,6 +219,7 @@ export async function createGatewayTokens(options: GatewayTokenOptions): Promise
           iat: issuedAt / 1000,
           exp: Math.floor(issuedAt / 1000) + ttlSeconds,
           jti: crypto.randomUUID(),
+          ...(cnf === undefined ? {} : { cnf }),
         },
         signingKey,
       );

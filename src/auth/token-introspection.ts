@@ -20,6 +20,8 @@ export type Introspection =
       exp: number;
       iat: number;
       jti: string;
+      /** RFC 8705 section 3.2: the certificate a bound token is confirmed by. */
+      cnf?: { 'x5t#S256': string };
     };
 
 /**
@@ -27,7 +29,10 @@ export type Introspection =
  * `unauthorized_client`). A token is active while it is ours, unexpired, unrevoked and its client registered.
  */
 export async function introspectToken(
-  services: Pick<RevocationServices, 'clients' | 'loginThrottle' | 'logger' | 'gatewayTokens' | 'isAdmin'>,
+  services: Pick<
+    RevocationServices,
+    'clients' | 'loginThrottle' | 'logger' | 'gatewayTokens' | 'isAdmin' | 'clientCertificates'
+  >,
   request: OAuthRequest,
 ): Promise<Introspection> {
   const form = await readOAuthForm(request);
@@ -50,5 +55,6 @@ export async function introspectToken(
     exp: Math.floor(claims.expiresAt / 1000),
     iat: Math.floor(claims.issuedAt / 1000),
     jti: claims.jti,
+    ...(claims.x5tS256 === undefined ? {} : { cnf: { 'x5t#S256': claims.x5tS256 } }),
   };
 }

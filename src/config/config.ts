@@ -9,6 +9,7 @@ import { LIMIT_SETTINGS } from './limit-settings.js';
 import { LOOKUP_SETTINGS } from './lookup-settings.js';
 import { REDIS_SETTINGS, redisConnectionOf } from './redis-settings.js';
 import { RETIRED_SETTINGS } from './retired-settings.js';
+import { TLS_SETTINGS, tlsConflicts } from './tls-settings.js';
 import { TRACING_SETTINGS, tracingConfigOf } from './tracing-settings.js';
 import { UPSTREAM_SETTINGS, UPSTREAM_VARS } from './upstream-settings.js';
 
@@ -26,6 +27,7 @@ const SETTINGS = {
   ...LIMIT_SETTINGS,
   ...REDIS_SETTINGS,
   ...LOOKUP_SETTINGS,
+  ...TLS_SETTINGS,
   tracing: TRACING_SETTINGS,
 };
 
@@ -141,6 +143,7 @@ export function parseConfig(env: EnvSource, options: ParseOptions = {}) {
     }
   }
   problems.push(...clientSourceConflicts(v));
+  problems.push(...tlsConflicts(v.tls, v.trustProxyHops));
   const unknownQuota = [...v.guard.quotas.keys()].find((id) => id !== 'console' && !v.clients.has(id));
   if (unknownQuota !== undefined && v.clients.size > 0) {
     problems.push({

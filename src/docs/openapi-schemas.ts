@@ -3,6 +3,7 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { UPSTREAM_BODY } from '../upstream/search-client.js';
 import { GATEWAY_SCOPE } from '../auth/gateway-tokens.js';
+import { CLIENT_AUTH_METHODS } from '../auth/endpoint-client-auth.js';
 
 type Schema = OpenAPIV3_1.SchemaObject;
 
@@ -169,6 +170,12 @@ export function componentSchemas(): Record<string, Schema> {
         exp: { type: 'integer' },
         iat: { type: 'integer' },
         jti: { type: 'string' },
+        cnf: {
+          type: 'object',
+          description: 'RFC 8705 section 3.2: the certificate a certificate-bound token is confirmed by.',
+          required: ['x5t#S256'],
+          properties: { 'x5t#S256': { type: 'string', description: 'The base64url SHA-256 of the certificate.' } },
+        },
       },
     },
     RevokeClientRequest: {
@@ -236,7 +243,7 @@ export function componentSchemas(): Record<string, Schema> {
         grant_types_supported: { type: 'array', items: { const: 'client_credentials' } },
         token_endpoint_auth_methods_supported: {
           type: 'array',
-          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+          items: { type: 'string', enum: [...CLIENT_AUTH_METHODS] },
         },
         revocation_endpoint: {
           type: 'string',
@@ -245,7 +252,7 @@ export function componentSchemas(): Record<string, Schema> {
         },
         revocation_endpoint_auth_methods_supported: {
           type: 'array',
-          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+          items: { type: 'string', enum: [...CLIENT_AUTH_METHODS] },
         },
         introspection_endpoint: {
           type: 'string',
@@ -254,9 +261,14 @@ export function componentSchemas(): Record<string, Schema> {
         },
         introspection_endpoint_auth_methods_supported: {
           type: 'array',
-          items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+          items: { type: 'string', enum: [...CLIENT_AUTH_METHODS] },
         },
         scopes_supported: { type: 'array', items: { type: 'string' }, examples: [[GATEWAY_SCOPE]] },
+        tls_client_certificate_bound_access_tokens: {
+          type: 'boolean',
+          description:
+            'RFC 8705 section 3.3, where the gateway reads client certificates (with `tls_client_auth` among the methods).',
+        },
         response_types_supported: {
           type: 'array',
           items: { type: 'string' },

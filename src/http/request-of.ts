@@ -3,13 +3,19 @@
 import type { Context } from 'hono';
 import type { AppEnv } from './app-env.js';
 import type { RequestParts } from '../request/request-parts.js';
+import type { PeerCertificate } from '../auth/certificates/peer-certificate.js';
 
-export function requestOf(c: Context<AppEnv>, peerAddress: (c: Context) => string | undefined): RequestParts {
+export function requestOf(
+  c: Context<AppEnv>,
+  peerAddress: (c: Context) => string | undefined,
+  peerCertificate?: (c: Context) => PeerCertificate | undefined,
+): RequestParts {
   return {
     method: c.req.method,
     target: c.req.url,
     header: (name) => c.req.header(name),
     peerAddress: () => peerAddress(c),
+    peerCertificate: () => peerCertificate?.(c),
     requestId: c.get('requestId'),
   };
 }

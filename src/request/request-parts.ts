@@ -2,6 +2,7 @@
 // from its parts, the same way on every runtime and route: its request id, the number it asks for (`what`) and how
 // long its caller waits (`Prefer: wait`).
 import { GatewayError } from '../base/errors.js';
+import type { PeerCertificate } from '../auth/certificates/peer-certificate.js';
 
 export interface RequestParts {
   method: string;
@@ -11,6 +12,8 @@ export interface RequestParts {
   header(name: string): string | undefined;
   /** The connection's peer address (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
   peerAddress(): string | undefined;
+  /** The client certificate, where the runtime has one (TLS on Node, a trusted proxy's header, cf.tlsClientAuth). */
+  peerCertificate?(): PeerCertificate | undefined;
   /** The HTTP version as sent (`1.1`) where the runtime shows it (Node): HTTP/1.1 requires a Host field. */
   httpVersion?: string | undefined;
   /** The request id the runtime's app already gave this request; absent, it is derived from `X-Request-Id`. */

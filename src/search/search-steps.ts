@@ -78,10 +78,10 @@ const addressOf = (p: SearchDeps, request: RequestParts) =>
 /** Who a request is for, from its credentials: synchronously for a token verified before. */
 export function identify(p: SearchDeps, request: RequestParts, now: number): Eventually<Identified> {
   const authorization = request.header('authorization');
-  const known = knownBearerClient(p.gatewayTokens, authorization, now);
+  const known = knownBearerClient(p.gatewayTokens, authorization, now, request);
   if (known !== undefined) return { client: known, at: now };
   return p
-    .authenticateClient(authorization, () => addressOf(p, request))
+    .authenticateClient(authorization, () => addressOf(p, request), request)
     .then((auth) => ('refused' in auth ? auth : { client: auth.clientId, at: p.clock() }));
 }
 

@@ -31,6 +31,8 @@ import { createClientAuthenticator, type ClientAuthenticator } from '../auth/cli
 import { createSearchJson, type SearchJson } from '../operations/search/search-json.js';
 import { createSearchUseCase, type SearchUseCase } from '../search/search-use-case.js';
 import { clientAddress, trustedForwardedEntry } from '../limits/client-address.js';
+import { createCertificateAuth, type CertificateAuth } from '../auth/certificates/certificate-auth.js';
+import type { PeerCertificate } from '../auth/certificates/peer-certificate.js';
 import type { SharedLimiters } from '../limits/limit.js';
 import { createTokenManager, type TokenManager } from '../upstream/token-manager.js';
 import { inProcess, type RunInBackground } from '../shared-state/background.js';
@@ -50,6 +52,8 @@ export interface RuntimeDeps {
   metrics?: MetricsEndpoint;
   /** The peer address of the connection (Node: the socket; Workers: CF-Connecting-IP), before any proxy logic. */
   peerAddress: (c: Context) => string | undefined;
+  /** The client certificate of a request (Node: the TLS connection or a trusted proxy's header; Workers: cf.tlsClientAuth). */
+  peerCertificate?: (c: Context) => PeerCertificate | undefined;
   /** The request target exactly as sent, before dot segments were resolved; where the runtime still has it (Node). */
   requestTarget?: (c: Context) => string | undefined;
   /** The request's HTTP version (`1.1`, `2`) for its server span, where the runtime tells it. */
@@ -86,6 +90,14 @@ export interface RuntimeDeps {
   tracing?: Tracing;
 }
 
+/** A request's client certificate (none where the runtime has none) and the client a certificate is. */
+interface ClientCertificates {
+  /** Whether the runtime reads client certificates at all (TLS_CLIENT_CA_FILE or TLS_CLIENT_CERT_HEADER; Workers). */
+  enabled: boolean;
+  of: (c: Context) => PeerCertificate | undefined;
+  auth: CertificateAuth;
+}
+
 export interface Services {
   config: Config;
   clock: Clock;
@@ -108,6 +120,8 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** A registered client by gateway token or HTTP Basic id and secret (the PBX routes and the JSON search). */
   authenticateClient: ClientAuthenticator;
+  /** A request's client certificate, and the client a certificate is. */
+  clientCertificates: ClientCertificates;
   /** The entry of an X-Forwarded-* field the outermost trusted proxy wrote (TRUST_PROXY_HOPS); none without one. */
   forwardedEntry: (field: string | undefined) => string | undefined;
   /** The caller's address of a request as the limits count it: the peer, or X-Forwarded-For behind trusted proxies. */
@@ -163,8 +177,14 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     keyOf: (text) => loginHasher.hash(text),
     clock,
   });
+  const clientCertificates: ClientCertificates = {
+    enabled: runtime.peerCertificate !== undefined,
+    of: runtime.peerCertificate ?? (() => undefined),
+    auth: createCertificateAuth({ match: clients.certificateClient, logger }),
+  };
   const authenticateClient = createClientAuthenticator({
     gatewayTokens,
+    certificates: clientCertificates.auth,
     // Wrong Basic credentials count against the same failed-login budget as POST /token/login.
     basic: createBasicCredentials({ clients, loginThrottle, logger, clock }),
   });
@@ -206,6 +226,7 @@ export async function createServices(config: Config, runtime: RuntimeDeps): Prom
     revocations,
     loginThrottle,
     authenticateClient,
+    clientCertificates,
     normalizer,
     forwardedEntry: (field) => trustedForwardedEntry(field, config.trustProxyHops),
     addressOf: (c) => clientAddress(runtime.peerAddress(c), c.req.header('x-forwarded-for'), config.trustProxyHops),

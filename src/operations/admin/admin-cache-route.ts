@@ -33,11 +33,14 @@ function notShared(): GatewayError {
 }
 
 export function adminCacheRoutes(
-  services: Pick<Services, 'clients' | 'gatewayTokens' | 'normalizer' | 'lookupCache' | 'logger'>,
+  services: Pick<
+    Services,
+    'clients' | 'gatewayTokens' | 'clientCertificates' | 'normalizer' | 'lookupCache' | 'logger'
+  >,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { lookupCache: cache, logger } = services;
-  const guard = [bearerAuth({ gatewayTokens: services.gatewayTokens }), adminOnly(services.clients.isAdmin)] as const;
+  const guard = [bearerAuth(services), adminOnly(services.clients.isAdmin)] as const;
 
   app.delete('/admin/cache/:number', adminDocs.purgeNumber, ...guard, async (c) => {
     // Any spelling of the number reaches its one entry; the number itself is not logged.

@@ -30,13 +30,13 @@ async function clientIdOf(contentType: string | undefined, body: () => Promise<u
 }
 
 export function adminTokenRoutes(
-  services: Pick<Services, 'config' | 'clients' | 'gatewayTokens' | 'revocations' | 'logger' | 'clock'>,
+  services: Pick<
+    Services,
+    'config' | 'clients' | 'gatewayTokens' | 'clientCertificates' | 'revocations' | 'logger' | 'clock'
+  >,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const guard = [
-    bearerAuth({ gatewayTokens: services.gatewayTokens }),
-    adminOnly(services.clients.isAdmin, "revoke a client's tokens"),
-  ] as const;
+  const guard = [bearerAuth(services), adminOnly(services.clients.isAdmin, "revoke a client's tokens")] as const;
 
   app.post('/admin/tokens/revoke-client', adminDocs.revokeClient, ...guard, async (c) => {
     const clientId = await clientIdOf(c.req.header('content-type'), () => c.req.json());

@@ -7,12 +7,14 @@ import { bearerAuth } from '../../middleware/client-auth.js';
 import type { Services } from '../../services/services.js';
 import { adminOnly } from './admin-cache-route.js';
 
-export function adminUsageRoutes(services: Pick<Services, 'clients' | 'gatewayTokens' | 'guard'>): Hono<AppEnv> {
+export function adminUsageRoutes(
+  services: Pick<Services, 'clients' | 'gatewayTokens' | 'clientCertificates' | 'guard'>,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get(
     '/admin/usage',
     adminDocs.usage,
-    bearerAuth({ gatewayTokens: services.gatewayTokens }),
+    bearerAuth(services),
     adminOnly(services.clients.isAdmin, 'read the usage'),
     async (c) => c.json(await services.guard.usage(), 200, { 'cache-control': 'no-store' }),
   );

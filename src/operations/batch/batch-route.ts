@@ -90,13 +90,16 @@ const notANumber = (refused: GatewayError): SearchRefused => ({
   preferenceApplied: undefined,
 });
 
-export function contactsBatchRoutes(services: Pick<Services, 'config' | 'search' | 'peerAddress'>): Hono<AppEnv> {
+export function contactsBatchRoutes(
+  services: Pick<Services, 'config' | 'search' | 'peerAddress' | 'clientCertificates'>,
+): Hono<AppEnv> {
   const { config, search, peerAddress } = services;
+  const certificateOf = services.clientCertificates.of;
   const max = config.batch.maxNumbers;
   const app = new Hono<AppEnv>();
 
   app.post(BATCH_ROUTE, batchDocs.batch, async (c: Context<AppEnv>) => {
-    const who = await search.identify(requestOf(c, peerAddress));
+    const who = await search.identify(requestOf(c, peerAddress, certificateOf));
     if ('refused' in who) throw who.refused;
     c.set('clientId', who.client);
     const numbers = readNumbers(await c.req.text(), max);

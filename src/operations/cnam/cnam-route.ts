@@ -12,8 +12,11 @@ import { UPSTREAM_BODY } from '../../upstream/search-client.js';
 
 const CNAM_ROUTE = '/v2/contacts/cnam';
 
-export function contactsCnamRoutes(services: Pick<Services, 'config' | 'search' | 'peerAddress'>): Hono<AppEnv> {
+export function contactsCnamRoutes(
+  services: Pick<Services, 'config' | 'search' | 'peerAddress' | 'clientCertificates'>,
+): Hono<AppEnv> {
   const { config, search, peerAddress } = services;
+  const certificateOf = services.clientCertificates.of;
   const { fallback, deadlineMs } = config.cnam;
   const callerNameOf = createCallerNameOf({
     resultsPath: UPSTREAM_BODY.resultsPath,
@@ -23,7 +26,7 @@ export function contactsCnamRoutes(services: Pick<Services, 'config' | 'search' 
   const app = new Hono<AppEnv>();
 
   app.get(CNAM_ROUTE, cnamDocs.cnam, async (c) => {
-    const request = requestOf(c, peerAddress);
+    const request = requestOf(c, peerAddress, certificateOf);
     const input = {
       target: c.req.url,
       prefer: c.req.header('prefer'),

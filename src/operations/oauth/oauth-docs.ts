@@ -19,7 +19,7 @@ export const oauthDocs = {
     description:
       'The same gateway token as `POST /token/login`, under the same client checks and failed-login limits, answered as RFC 6749 has it ' +
       '(`expires_in` a number, `scope` a string), so standard OAuth libraries (oauth4webapi, openid-client) log in with it; they find it from ' +
-      '`/.well-known/oauth-authorization-server`. Client authentication `client_secret_basic` (HTTP Basic) or `client_secret_post` (the form fields).',
+      '`/.well-known/oauth-authorization-server`. Client authentication `client_secret_basic` (HTTP Basic) or `client_secret_post` (the form fields); where the gateway reads client certificates, also `tls_client_auth` (RFC 8705: `client_id` in the form, the certificate instead of a secret), and the token is then bound to that certificate (`cnf.x5t#S256`): it is refused over a connection without it.',
     operationId: 'oauthToken',
     security: [{}, { clientBasic: [] }],
     requestBody: {

@@ -9,7 +9,7 @@ import {
   OAUTH_TOKEN_PATH,
   type GrantServices,
 } from '../../auth/client-credentials-grant.js';
-import { OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE } from '../../auth/endpoint-client-auth.js';
+import { CLIENT_AUTH_METHODS, OAuthRefusal, TOKEN_ENDPOINT_CHALLENGE } from '../../auth/endpoint-client-auth.js';
 import { OAUTH_REVOKE_PATH, revokeToken } from '../../auth/token-revocation.js';
 import { introspectToken, OAUTH_INTROSPECT_PATH } from '../../auth/token-introspection.js';
 import { adminTokenRoutes } from '../admin/admin-tokens-route.js';
@@ -21,9 +21,6 @@ import { grantRequestOf } from '../token-login/token-login-route.js';
 
 /** RFC 6749 sections 5.1 and 5.2: no cache may keep a token answer, or a refusal of one. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
-
-/** RFC 6749 section 2.3.1's two ways, at every endpoint that authenticates a client. */
-const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
 /** The status RFC 6749 section 5.2 gives a refusal: 401 and a challenge only where the client used HTTP Basic. */
 function refusalStatus(refusal: OAuthRefusal): 400 | 401 | 429 {
@@ -80,13 +77,19 @@ async function answering(c: Context<AppEnv>, handle: () => Promise<Response>): P
 
 export function oauthServerRoutes(
   services: GrantServices &
-    Pick<Services, 'docsAssets' | 'config' | 'addressOf' | 'forwardedEntry' | 'revocations' | 'clock'>,
+    Pick<
+      Services,
+      'docsAssets' | 'config' | 'addressOf' | 'forwardedEntry' | 'revocations' | 'clock' | 'clientCertificates'
+    >,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
   const revocationServices = { ...services, isAdmin: services.clients.isAdmin };
   // Swagger UI's page only where this runtime serves it (Node; Workers answer 404 for /docs).
   const documented = config.docs.enabled && services.docsAssets !== undefined;
+  // RFC 8705's method and bound tokens only where the runtime reads client certificates.
+  const mtls = services.clientCertificates.enabled;
+  const methods = CLIENT_AUTH_METHODS.filter((method) => mtls || method !== 'tls_client_auth');
 
   app.get(OAUTH_METADATA_PATH, oauthDocs.oauthMetadata, (c) => {
     const { issuer, shared } = issuerOf(c, services);
@@ -95,12 +98,14 @@ export function oauthServerRoutes(
         issuer,
         token_endpoint: `${issuer}${OAUTH_TOKEN_PATH}`,
         grant_types_supported: ['client_credentials'],
-        token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        token_endpoint_auth_methods_supported: methods,
         revocation_endpoint: `${issuer}${OAUTH_REVOKE_PATH}`,
-        revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        revocation_endpoint_auth_methods_supported: methods,
         introspection_endpoint: `${issuer}${OAUTH_INTROSPECT_PATH}`,
-        introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        introspection_endpoint_auth_methods_supported: methods,
         scopes_supported: [GATEWAY_SCOPE],
+        // RFC 8705 section 3.3: tokens issued to a client authenticated by its certificate are bound to it.
+        ...(mtls ? { tls_client_certificate_bound_access_tokens: true } : {}),
         // REQUIRED by RFC 8414 section 2; there is no authorization endpoint, so no response type is supported.
         response_types_supported: [],
         ...(documented ? { service_documentation: `${issuer}${DOCS_PATH}` } : {}),
@@ -112,7 +117,7 @@ export function oauthServerRoutes(
 
   app.post(OAUTH_TOKEN_PATH, oauthDocs.oauthToken, (c) =>
     answering(c, async () => {
-      const request = grantRequestOf(c, services.addressOf);
+      const request = grantRequestOf(c, services);
       const granted = await grantClientCredentials(services, request, { checkScope: true });
       const { accessToken, expiresInSeconds, scope } = granted;
       const body = { access_token: accessToken, token_type: 'Bearer', expires_in: expiresInSeconds, scope };
@@ -122,7 +127,7 @@ export function oauthServerRoutes(
 
   app.post(OAUTH_REVOKE_PATH, oauthDocs.oauthRevoke, (c) =>
     answering(c, async () => {
-      const { shared } = await revokeToken(revocationServices, grantRequestOf(c, services.addressOf));
+      const { shared } = await revokeToken(revocationServices, grantRequestOf(c, services));
       // RFC 7009 section 2.2.1: 503 with Retry-After when the revocation could not be completed for the deployment.
       if (!shared) {
         const error = 'temporarily_unavailable';
@@ -136,7 +141,7 @@ export function oauthServerRoutes(
 
   app.post(OAUTH_INTROSPECT_PATH, oauthDocs.oauthIntrospect, (c) =>
     answering(c, async () =>
-      c.json(await introspectToken(revocationServices, grantRequestOf(c, services.addressOf)), 200, NO_STORE),
+      c.json(await introspectToken(revocationServices, grantRequestOf(c, services)), 200, NO_STORE),
     ),
   );
 

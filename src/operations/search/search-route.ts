@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../../http/app-env.js';
 import { searchDocs } from './search-docs.js';
 import { SEARCH_ROUTE, type SearchJson } from './search-json.js';
+import type { PeerCertificate } from '../../auth/certificates/peer-certificate.js';
 import { requestOf } from '../../http/request-of.js';
 
 /**
@@ -14,14 +15,16 @@ import { requestOf } from '../../http/request-of.js';
 interface SearchRouteServices {
   searchJson: SearchJson;
   peerAddress: (c: Context) => string | undefined;
+  clientCertificates: { of: (c: Context) => PeerCertificate | undefined };
 }
 
 export function contactsSearchRoutes(services: SearchRouteServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { searchJson, peerAddress } = services;
+  const certificateOf = services.clientCertificates.of;
 
   app.get(SEARCH_ROUTE, searchDocs.search, async (c) => {
-    const answer = await searchJson.answer(requestOf(c, peerAddress), c.get('span'));
+    const answer = await searchJson.answer(requestOf(c, peerAddress, certificateOf), c.get('span'));
     // For the access log, as every route records its caller.
     if (answer.clientId !== undefined) c.set('clientId', answer.clientId);
     if (answer.lookup !== undefined) c.set('lookup', answer.lookup);

@@ -22,20 +22,26 @@ function loginProblem(refusal: OAuthRefusal): GatewayError {
 }
 
 /** An OAuth endpoint's request parts as the grant, revocation and introspection read them. */
-export function grantRequestOf(c: Context<AppEnv>, addressOf: Services['addressOf']): OAuthRequest {
+export function grantRequestOf(
+  c: Context<AppEnv>,
+  services: Pick<Services, 'addressOf' | 'clientCertificates'>,
+): OAuthRequest {
   return {
     contentType: c.req.header('content-type'),
     authorization: c.req.header('authorization'),
     body: () => c.req.arrayBuffer(),
-    address: () => addressOf(c),
+    address: () => services.addressOf(c),
+    peerCertificate: () => services.clientCertificates.of(c),
   };
 }
 
-export function tokenLoginRoutes(services: GrantServices & Pick<Services, 'addressOf'>): Hono<AppEnv> {
+export function tokenLoginRoutes(
+  services: GrantServices & Pick<Services, 'addressOf' | 'clientCertificates'>,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post('/token/login', tokenLoginDocs.tokenLogin, async (c) => {
-    const granted = await grantClientCredentials(services, grantRequestOf(c, services.addressOf), {
+    const granted = await grantClientCredentials(services, grantRequestOf(c, services), {
       checkScope: false,
     }).catch((err: unknown) => {
       throw err instanceof OAuthRefusal ? loginProblem(err) : err;

@@ -7,9 +7,10 @@ import { createHmac } from 'node:crypto';
 import { createNodeDocsAssets } from './node-docs-assets.js';
 import { withSearchDoor } from './search-door.js';
 import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { bodyBoundOf, createApp, routeOfApp, type GatewayApp } from '../../app/app.js';
 import { bodyByMethod } from '../../request/request-rules.js';
-import { createListener } from './listener.js';
+import { createListener, type ListenerOptions } from './listener.js';
 import type { NodeRulesOptions } from './node-request-rules.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import { ConfigError, parseConfig, SETTING_NAMES, type Config, type EnvSource } from '../../config/config.js';
@@ -33,6 +34,8 @@ import { loadClientsFile, watchClientsFile } from './clients-file-watch.js';
 import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing } from './node-tracing.js';
+import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
+import { nodeCertificateReader, type CertificateReader } from './node-certificates.js';
 
 export interface NodeGatewayOptions {
   /** False: searches go through the Hono app too, not through Node's own door of the search's JSON renderer. */
@@ -145,7 +148,13 @@ async function startRedisParts(config: Config, logger: Logger, clock: Clock): Pr
 const nodeHmac: SyncHmac = (key, data) => createHmac('sha256', key).update(data).digest('hex');
 
 /** What only Node gives the services: its clock, upstream pool, logger, metrics, connection and HMAC. */
-function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger, metrics: GatewayMetrics) {
+function nodeRuntime(
+  config: Config,
+  options: NodeGatewayOptions,
+  logger: Logger,
+  metrics: GatewayMetrics,
+  certificateOf: CertificateReader | undefined,
+) {
   return {
     http:
       options.http ??
@@ -157,6 +166,8 @@ function nodeRuntime(config: Config, options: NodeGatewayOptions, logger: Logger
     // Absent where the app is called in process, without a connection (tests).
     peerAddress: (c: Context) =>
       (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined,
+    peerCertificate:
+      certificateOf && ((c: Context) => certificateOf((c.env as { incoming: IncomingMessage }).incoming)),
     requestTarget: (c: Context) => (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url,
     protocolOf: (c: Context) => (c.env as { incoming?: { httpVersion?: string } } | undefined)?.incoming?.httpVersion,
     syncHmac: nodeHmac,
@@ -172,6 +183,8 @@ function listenersOf(
   app: GatewayApp,
   metrics: GatewayMetrics,
   options: NodeGatewayOptions,
+  tls: ListenerOptions['tls'],
+  certificateOf: CertificateReader | undefined,
 ) {
   const listener = getRequestListener(app.fetch, { hostname: config.host });
   const rules: NodeRulesOptions = {
@@ -180,10 +193,12 @@ function listenersOf(
     routeOf: routeOfApp(app),
     tracing: { tracer: services.tracing.tracer, trustProxyHops: config.trustProxyHops },
   };
-  const server = createListener(options.searchDoor === false ? listener : withSearchDoor(listener, services), {
+  const door = options.searchDoor === false ? listener : withSearchDoor(listener, services, certificateOf);
+  const server = createListener(door, {
     ...rules,
     http: config.http,
     maxConnections: config.http.maxConnections,
+    tls,
   });
   const metricsListener =
     config.metrics.port > 0
@@ -230,6 +245,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   const { clientsFile } = config;
   // Before anything is connected: a wrong file stops the start with one line naming the field.
   const file = clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
+  const tls = config.tls.certFile === undefined ? undefined : await httpsOptionsOf(config.tls);
   const logger = options.logger ?? createNodeLogger(config.log.level);
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
     logger.warn(
@@ -238,7 +254,8 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
     );
   }
   const metrics = options.metrics ?? createNodeMetrics();
-  const runtime = nodeRuntime(config, options, logger, metrics);
+  const certificateOf = nodeCertificateReader(config, logger);
+  const runtime = nodeRuntime(config, options, logger, metrics, certificateOf);
   const redis = await startRedisParts(config, logger, runtime.clock);
   const services = await createServices(config, {
     ...runtime,
@@ -261,9 +278,11 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           logger,
           metrics: metrics.registry,
         });
-  const { server, metricsListener } = listenersOf(config, services, app, metrics, options);
+  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls, certificateOf);
+  const tlsWatch = tls && watchTlsFiles(server as never, config.tls, logger);
   const release = async (httpWithinMs: number) => {
     clientsWatch?.close();
+    tlsWatch?.close();
     await settledWithin(runtime.http.close?.(), httpWithinMs);
     await redis.close();
     await demo?.close();
@@ -278,7 +297,7 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
   }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const metricsServer = metricsListener
     ? { port: (metricsListener.address() as AddressInfo).port, server: metricsListener }
     : null;

@@ -11,12 +11,18 @@ import type { Span } from '../../observability/tracing/span.js';
 import { SEARCH_ROUTE, type SearchJsonAnswer } from '../../operations/search/search-json.js';
 import type { Services } from '../../services/services.js';
 import { nodeArrival } from './node-spans.js';
+import type { CertificateReader } from './node-certificates.js';
 import { ruledPartsOf, type Listener, type NodeParts } from './node-request-rules.js';
 
 /** The services the door answers with: the JSON renderer, the recorder, the tracer and TRUST_PROXY_HOPS (the span's client). */
 type DoorServices = Pick<Services, 'searchJson' | 'recordRequest' | 'tracing' | 'config'>;
 
-export function withSearchDoor(listener: Listener, services: DoorServices): Listener {
+/** `certificateOf`: the request's client certificate, where the gateway reads one (node-certificates.ts). */
+export function withSearchDoor(
+  listener: Listener,
+  services: DoorServices,
+  certificateOf?: CertificateReader,
+): Listener {
   const { searchJson, recordRequest: record } = services;
   const { tracer } = services.tracing;
   const arrival = nodeArrival({ tracer, trustProxyHops: services.config.trustProxyHops });
@@ -46,6 +52,7 @@ export function withSearchDoor(listener: Listener, services: DoorServices): List
     }
     const started = performance.now();
     const parts = ruledPartsOf(req);
+    if (certificateOf !== undefined) parts.peerCertificate = () => certificateOf(req);
     const span = openServerSpan(tracer, parts, SEARCH_ROUTE, arrival);
     // The renderer turns every failure into an answer; should writing a later one fail, the connection goes.
     void whenSettled(

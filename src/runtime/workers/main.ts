@@ -2,6 +2,7 @@
 // the shared state of docs/workers.md: the upstream token and the counters in Durable Objects, the
 // lookup tier in the Cache API, background work through ctx.waitUntil, metrics pushed to one Durable Object that
 // serves the deployment's /metrics (and a data point per request to Analytics Engine).
+import { tlsClientAuthCertificate } from './tls-client-auth.js';
 import { createHmac } from 'node:crypto';
 import { createApp, type GatewayApp } from '../../app/app.js';
 import { systemClock } from '../../base/clock.js';
@@ -112,6 +113,7 @@ export async function createWorkerGateway(
       peerAddress: (c) => c.req.header('cf-connecting-ip'),
       // `HTTP/2`, `HTTP/1.1`: the version the client spoke to Cloudflare's edge.
       protocolOf: (c) => (c.req.raw as { cf?: { httpProtocol?: string } }).cf?.httpProtocol?.replace(/^HTTP\//, ''),
+      peerCertificate: (c) => tlsClientAuthCertificate(c.req.raw),
       // nodejs_compat's createHmac: the number hash of a log line is ready before the response, nothing to flush after.
       syncHmac: (key, data) => createHmac('sha256', key).update(data).digest('hex'),
       tokenStore: settings.tokenObjects

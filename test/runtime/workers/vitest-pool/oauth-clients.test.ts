@@ -32,7 +32,8 @@ describe('standard OAuth 2.0 clients against the Worker', () => {
       token_endpoint: 'https://callerid.test/oauth2/token',
       revocation_endpoint: 'https://callerid.test/oauth2/revoke',
       grant_types_supported: ['client_credentials'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'tls_client_auth'],
+      tls_client_certificate_bound_access_tokens: true,
       scopes_supported: ['SEARCH_contacts_watch'],
       response_types_supported: [],
     });

@@ -1,0 +1,51 @@
+// TLS on the Node listener and client certificates (docs/configuration.md, "TLS and client certificates"; docs/security.md,
+// "Client certificates"): the server's certificate and key, the CA client certificates are verified against and its
+// CRL, and the header a trusted proxy forwards a client certificate in; the checks across them.
+import * as z from 'zod/mini';
+import { optionalText, setting, text, type ConfigProblem, type SettingValues } from './settings-table.js';
+
+/** An HTTP field name (RFC 9110 section 5.1's token), lowercased as the runtimes read fields. */
+const fieldName = z.pipe(
+  z.optional(text(z.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'))),
+  z.transform((v) => (v ? v.toLowerCase() : undefined)),
+);
+
+export const TLS_SETTINGS = {
+  tls: {
+    /** PEM certificate chain served on PORT (Node); with the key, the listener speaks HTTPS. Re-read when it changes. */
+    certFile: setting('TLS_CERT_FILE', optionalText),
+    keyFile: setting('TLS_KEY_FILE', optionalText),
+    /** PEM CA certificates client certificates are verified against; set: the listener asks for a client certificate. */
+    clientCaFile: setting('TLS_CLIENT_CA_FILE', optionalText),
+    /** PEM certificate revocation lists of that CA. */
+    clientCrlFile: setting('TLS_CLIENT_CRL_FILE', optionalText),
+    /** The header the trusted hop (TRUST_PROXY_HOPS) forwards the client certificate in: XFCC or a URL-encoded PEM. */
+    clientCertHeader: setting('TLS_CLIENT_CERT_HEADER', fieldName),
+  },
+};
+
+type TlsValues = SettingValues<typeof TLS_SETTINGS>['tls'];
+
+/** Settings that only make sense together: a certificate with its key, a CRL with its CA, a header behind a proxy. */
+export function tlsConflicts(tls: TlsValues, trustProxyHops: number): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined))
+    problems.push({
+      variable: tls.certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
+      problem: 'is required with TLS_CERT_FILE and TLS_KEY_FILE: set both to serve HTTPS, or neither',
+    });
+  if (tls.clientCrlFile !== undefined && tls.clientCaFile === undefined)
+    problems.push({ variable: 'TLS_CLIENT_CRL_FILE', problem: 'is read only with TLS_CLIENT_CA_FILE: set the CA too' });
+  if (tls.clientCaFile !== undefined && tls.certFile === undefined && tls.clientCertHeader === undefined)
+    problems.push({
+      variable: 'TLS_CLIENT_CA_FILE',
+      problem:
+        'verifies client certificates of an HTTPS listener (TLS_CERT_FILE) or of TLS_CLIENT_CERT_HEADER: set one',
+    });
+  if (tls.clientCertHeader !== undefined && trustProxyHops === 0)
+    problems.push({
+      variable: 'TLS_CLIENT_CERT_HEADER',
+      problem: 'is read only from a trusted proxy: set TRUST_PROXY_HOPS to the number of proxies in front',
+    });
+  return problems;
+}
