@@ -25,8 +25,18 @@ describe('the TLS settings', () => {
       clientCaFile: '/tls/ca.crt',
       clientCrlFile: undefined,
       clientCertHeader: 'x-forwarded-client-cert',
+      clientCertHeaderFrom: ['127.0.0.0/8', '::1'],
     });
     expect(parseConfig({}).tls.certFile).toBeUndefined();
+  });
+
+  it("reads the proxy's addresses and ranges, and refuses anything else", () => {
+    const from = (v: string) => parseConfig({ TLS_CLIENT_CERT_HEADER_FROM: v }).tls.clientCertHeaderFrom;
+    expect(from(' 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1')).toEqual(['10.0.0.0/8', '192.0.2.7', 'fd00::/8', '::1']);
+    for (const wrong of ['10.0.0.0/33', '300.1.1.1', 'proxy.example', '::1/129', '10.0.0.1/8/8', ','])
+      expect(problemsOf({ TLS_CLIENT_CERT_HEADER_FROM: wrong }), wrong).toEqual([
+        'TLS_CLIENT_CERT_HEADER_FROM: must be IP addresses or CIDR ranges, comma-separated (e.g. 127.0.0.0/8,::1 or 10.0.0.0/8)',
+      ]);
   });
 
   it('refuses settings that only work together, one line each', () => {

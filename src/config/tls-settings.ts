@@ -2,13 +2,40 @@
 // "Client certificates"): the server's certificate and key, the CA client certificates are verified against and its
 // CRL, and the header a trusted proxy forwards a client certificate in; the checks across them.
 import * as z from 'zod/mini';
-import { optionalText, setting, text, type ConfigProblem, type SettingValues } from './settings-table.js';
+import { commaList, optionalText, setting, text, type ConfigProblem, type SettingValues } from './settings-table.js';
 
 /** An HTTP field name (RFC 9110 section 5.1's token), lowercased as the runtimes read fields. */
 const fieldName = z.pipe(
   z.optional(text(z.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'))),
   z.transform((v) => (v ? v.toLowerCase() : undefined)),
 );
+
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** An IPv4 or IPv6 address, or a range of them in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
+export function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  if (rest.length > 0) return false;
+  const v4 = IPV4.test(address);
+  const v6 = !v4 && address.includes(':') && URL.canParse(`http://[${address}]/`);
+  if (!v4 && !v6) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v4 ? 32 : 128));
+}
+
+/** Comma-separated addresses and CIDR ranges, at least one. */
+const addressList = (fallback: string[]) =>
+  z._default(
+    z.pipe(
+      text(
+        z.refine(
+          (v) => commaList(v).length > 0 && commaList(v).every(isAddressOrRange),
+          'must be IP addresses or CIDR ranges, comma-separated (e.g. 127.0.0.0/8,::1 or 10.0.0.0/8)',
+        ),
+      ),
+      z.transform((v: string) => commaList(v)),
+    ),
+    fallback,
+  );
 
 export const TLS_SETTINGS = {
   tls: {
@@ -21,6 +48,11 @@ export const TLS_SETTINGS = {
     clientCrlFile: setting('TLS_CLIENT_CRL_FILE', optionalText),
     /** The header the trusted hop (TRUST_PROXY_HOPS) forwards the client certificate in: XFCC or a URL-encoded PEM. */
     clientCertHeader: setting('TLS_CLIENT_CERT_HEADER', fieldName),
+    /**
+     * The addresses a connection carrying TLS_CLIENT_CERT_HEADER may come from (the proxy's own, as the socket shows
+     * it): the header from any other peer is ignored, whatever X-Forwarded-For says. Default: loopback (a sidecar).
+     */
+    clientCertHeaderFrom: setting('TLS_CLIENT_CERT_HEADER_FROM', addressList(['127.0.0.0/8', '::1'])),
   },
 };
 

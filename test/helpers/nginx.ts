@@ -23,6 +23,8 @@ export interface TlsNginxOptions {
   upstream: string;
   /** The header the client certificate is forwarded in. */
   header: string;
+  /** The loopback address nginx connects to the gateway from (`proxy_bind`): the one the gateway trusts. */
+  bind: string;
 }
 
 const listening = (port: number) =>
@@ -57,6 +59,7 @@ http {
     ssl_verify_client optional;
     location / {
       proxy_pass ${options.upstream};
+      proxy_bind ${options.bind};
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header ${options.header} $ssl_client_escaped_cert;

@@ -4,6 +4,7 @@
 // wrote; a header that did not come through the trusted hop is ignored with a log line, a malformed one too, and one of
 // 1 MiB is refused by the server's header bound; a token obtained through the header is bound to its certificate.
 import { readFileSync } from 'node:fs';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMtlsStack, type MtlsStack } from '../helpers/mtls-stack.js';
 import { hasOpenssl, TestPki, type Issued } from '../helpers/test-pki.js';
@@ -13,6 +14,9 @@ import { curl } from '../helpers/tls-client.js';
 
 const SEARCH = '/v2/contacts/search?what=%2B442079460001';
 const escaped = (cert: Issued) => encodeURIComponent(readFileSync(cert.cert, 'utf8'));
+/** The proxy's own address (TLS_CLIENT_CERT_HEADER_FROM): every other loopback address is a client's. */
+const PROXY_ADDRESS = '127.0.0.2';
+const fromProxy = new Agent({ localAddress: PROXY_ADDRESS });
 
 describe.skipIf(!hasOpenssl())('client certificates forwarded by a trusted proxy', () => {
   const pki = new TestPki();
@@ -20,11 +24,20 @@ describe.skipIf(!hasOpenssl())('client certificates forwarded by a trusted proxy
   let pem: MtlsStack;
   let xfcc: MtlsStack;
   const extra: Record<string, Issued> = {};
-  const get = (m: MtlsStack, headers: Record<string, string>, path = SEARCH) => fetch(`${m.base}${path}`, { headers });
+  /** A request as the proxy sends it: from its address. */
+  const get = (m: MtlsStack, headers: Record<string, string>, path = SEARCH) =>
+    undiciFetch(`${m.base}${path}`, { headers, dispatcher: fromProxy });
+  /** A request from a client that reaches the gateway itself (127.0.0.1). */
+  const direct = (m: MtlsStack, headers: Record<string, string>) => fetch(`${m.base}${SEARCH}`, { headers });
   const ignored = (m: MtlsStack) => m.stack.logs.filter((l) => l.fields.event === 'client_cert_header_ignored');
 
   beforeAll(async () => {
-    const behindProxy = { TLS_CERT_FILE: '', TLS_KEY_FILE: '', TRUST_PROXY_HOPS: '1' };
+    const behindProxy = {
+      TLS_CERT_FILE: '',
+      TLS_KEY_FILE: '',
+      TRUST_PROXY_HOPS: '1',
+      TLS_CLIENT_CERT_HEADER_FROM: PROXY_ADDRESS,
+    };
     pem = await startMtlsStack(pki, { ...behindProxy, TLS_CLIENT_CERT_HEADER: 'X-SSL-Client-Cert' }, () => {
       pki.ca('other');
       extra.foreign = pki.issue('foreign', {
@@ -77,6 +90,7 @@ describe.skipIf(!hasOpenssl())('client certificates forwarded by a trusted proxy
         clientCa: pki.path('ca.pem'),
         upstream: pem.base,
         header: 'X-SSL-Client-Cert',
+        bind: PROXY_ADDRESS,
       });
       try {
         const tls = ['--cacert', pki.path('ca.pem'), '--cert', pem.certs.crm.cert, '--key', pem.certs.crm.key];
@@ -90,22 +104,24 @@ describe.skipIf(!hasOpenssl())('client certificates forwarded by a trusted proxy
           ignored(pem)
             .slice(before)
             .map((l) => l.fields.reason),
-        ).toEqual(['untrusted_hop']);
+        ).toEqual(['untrusted_peer']);
       } finally {
         await nginx.stop();
       }
     },
   );
 
-  it('ignores the header from a client that did not come through the trusted hop: a log line, not one per request', async () => {
+  it('ignores the header from a client that reaches the gateway itself, with X-Forwarded-For or without: a log line, not one per request', async () => {
     const before = ignored(pem).length;
     for (let i = 0; i < 50; i++) {
-      const direct = await get(pem, { 'x-ssl-client-cert': escaped(pem.certs.pbx) });
-      expect(direct.status).toBe(401);
+      // With X-Forwarded-For or without: a header says nothing of who connected.
+      const forged = { 'x-ssl-client-cert': escaped(pem.certs.pbx), 'x-forwarded-for': '192.0.2.7' };
+      const res = await direct(pem, i % 2 === 0 ? forged : { 'x-ssl-client-cert': forged['x-ssl-client-cert'] });
+      expect(res.status).toBe(401);
     }
     // One line every 10 s at most (the nginx test may have written this window's line already).
     expect(ignored(pem).length - before).toBeLessThanOrEqual(1);
-    expect(ignored(pem).map((l) => l.fields.reason)).toContain('untrusted_hop');
+    expect(ignored(pem).map((l) => l.fields.reason)).toContain('untrusted_peer');
   });
 
   it('refuses a forwarded PEM of 1 MiB at the header bound, without a 5xx', async () => {
@@ -143,10 +159,11 @@ describe.skipIf(!hasOpenssl())('client certificates forwarded by a trusted proxy
       'x-forwarded-client-cert': `Hash=${xfcc.certs.pbx.sha256};URI=spiffe://example.org/ns/voice/sa/pbx`,
     };
     const proxied = { ...header, 'x-forwarded-for': '192.0.2.7' };
-    const res = await fetch(`${xfcc.base}/oauth2/token`, {
+    const res = await undiciFetch(`${xfcc.base}/oauth2/token`, {
       method: 'POST',
       headers: { ...proxied, 'content-type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=client_credentials&client_id=pbx',
+      dispatcher: fromProxy,
     });
     expect(res.status).toBe(200);
     const { access_token } = (await res.json()) as { access_token: string };

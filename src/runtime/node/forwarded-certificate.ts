@@ -1,10 +1,12 @@
-// A client certificate a TLS-terminating proxy forwards in a header (TLS_CLIENT_CERT_HEADER), believed only from the
-// hop TRUST_PROXY_HOPS trusts: Envoy's X-Forwarded-Client-Cert (the element the outermost trusted hop wrote: `Hash=`,
+// A client certificate a TLS-terminating proxy forwards in a header (TLS_CLIENT_CERT_HEADER), believed only on a
+// connection from the proxy itself (TLS_CLIENT_CERT_HEADER_FROM: the socket's peer, which no header can forge) and
+// from the hop TRUST_PROXY_HOPS trusts: Envoy's X-Forwarded-Client-Cert (the element the outermost trusted hop wrote: `Hash=`,
 // `Cert=`, `URI=`, `DNS=`, `Subject=`), or a URL-encoded PEM as nginx's `$ssl_client_escaped_cert` and Traefik send
 // it. A forwarded PEM is verified here against TLS_CLIENT_CA_FILE (issuer, signature, validity); an XFCC element
 // without one is the proxy's word, which must at least name the certificate's hash.
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIPv4 } from 'node:net';
 import { fingerprintOf, type PeerCertificate } from '../../auth/certificates/peer-certificate.js';
 import type { Logger } from '../../observability/logger.js';
 import { certificateOf } from './tls-peer-certificate.js';
@@ -16,6 +18,8 @@ const LOG_EVERY_MS = 10_000;
 export interface ForwardedCertificateOptions {
   header: string;
   trustProxyHops: number;
+  /** TLS_CLIENT_CERT_HEADER_FROM: the addresses and CIDR ranges the proxy connects from. */
+  from: string[];
   /** TLS_CLIENT_CA_FILE's certificates; none: a forwarded PEM cannot be verified and is refused. */
   cas: X509Certificate[];
   logger: Logger;
@@ -96,9 +100,27 @@ function xfccCertificate(element: string, cas: X509Certificate[], now: number): 
   };
 }
 
+/** The peers of `entries` (addresses and CIDR ranges, as TLS_CLIENT_CERT_HEADER_FROM checked them). */
+function peersOf(entries: string[]): (address: string | undefined) => boolean {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address, bits] = entry.split('/') as [string, string | undefined];
+    const type = isIPv4(address) ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, Number(bits), type);
+  }
+  return (address) => {
+    if (address === undefined) return false;
+    // An IPv4 peer on a dual-stack listener shows as ::ffff:a.b.c.d.
+    const v4 = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : undefined;
+    return v4 === undefined ? list.check(address, isIPv4(address) ? 'ipv4' : 'ipv6') : list.check(v4, 'ipv4');
+  };
+}
+
 /** The reader of the header: the certificate it forwards from the trusted hop, else undefined (with a log line). */
 export function forwardedCertificateReader(options: ForwardedCertificateOptions) {
   const { header, trustProxyHops, cas, logger } = options;
+  const fromProxy = peersOf(options.from);
   const clock = options.clock ?? Date.now;
   const xfcc = header === 'x-forwarded-client-cert';
   let lastLogged = Number.NEGATIVE_INFINITY;
@@ -121,6 +143,9 @@ export function forwardedCertificateReader(options: ForwardedCertificateOptions)
     const raw = req.headers[header];
     if (raw === undefined) return undefined;
     const value = Array.isArray(raw) ? raw.join(',') : raw;
+    // A client that reaches the gateway itself may send any header, X-Forwarded-For included: only the proxy's own
+    // connections are believed.
+    if (!fromProxy(req.socket.remoteAddress)) return ignored('untrusted_peer');
     // Only a request that came through every trusted proxy: each appended the address it saw.
     const forwardedFor = req.headers['x-forwarded-for'];
     const hops = typeof forwardedFor === 'string' ? forwardedFor.split(',').length : 0;

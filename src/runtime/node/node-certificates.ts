@@ -32,6 +32,7 @@ export function nodeCertificateReader(
       : forwardedCertificateReader({
           header: tls.clientCertHeader,
           trustProxyHops: config.trustProxyHops,
+          from: tls.clientCertHeaderFrom,
           cas: tls.clientCaFile === undefined ? [] : certificatesOf(tls.clientCaFile),
           logger,
         });
