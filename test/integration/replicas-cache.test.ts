@@ -157,8 +157,9 @@ describe.skipIf(!redisServer)('three replicas when Redis goes away and comes bac
     await everywhereAtOnce(r, LISTED);
 
     // Traffic: cached numbers and fresh misses (which go to the tier), round robin over the replicas.
-    const answers: Array<{ status: number; ms: number }> = [];
+    const answers: Array<{ status: number; ms: number; redisUp: boolean }> = [];
     let stop = false;
+    let redisUp = true;
     let k = 0;
     const traffic = Promise.all(
       Array.from({ length: 6 }, async () => {
@@ -168,19 +169,29 @@ describe.skipIf(!redisServer)('three replicas when Redis goes away and comes bac
             Math.floor(i / 3) % 2 === 0
               ? `+442079460${String(500 + (i % 400)).padStart(3, '0')}`
               : LISTED[i % LISTED.length]!;
-          answers.push(await r.search(i % 3, number));
+          const up = redisUp;
+          const answer = await r.search(i % 3, number);
+          // Up: begun and answered before Redis stopped.
+          answers.push({ ...answer, redisUp: up && redisUp });
         }
       }),
     );
     await settle(300);
     const { port } = redis;
+    redisUp = false;
     await redis.stop();
     await settle(1200);
     stop = true;
     await traffic;
-    expect(answers.length).toBeGreaterThan(50);
+    const [before, during] = [answers.filter((a) => a.redisUp), answers.filter((a) => !a.redisUp)];
+    // Traffic ran before and during the outage (a loaded machine serves fewer in the window).
+    expect(before.length).toBeGreaterThan(6);
+    expect(during.length).toBeGreaterThan(6);
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
-    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
+    // The outage adds at most the Redis timeout to an answer: bounded against the slowest answer of the same traffic
+    // before it (what this machine's load adds right now; a few milliseconds on a quiet one).
+    const slowestBefore = Math.max(...before.map((a) => a.ms));
+    expect(Math.max(...during.map((a) => a.ms))).toBeLessThan(TIMEOUT_MS + MARGIN_MS + slowestBefore);
     for (const logs of r.logs) {
       const down = logs.filter((l) => l.fields.event === 'shared_store_down' && l.fields.store === 'lookup');
       expect(down).toHaveLength(1);

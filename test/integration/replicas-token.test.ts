@@ -174,7 +174,9 @@ describe.skipIf(!hasRedisServer)('three replicas when their Redis goes away and 
     running = false;
     await Promise.all(workers);
 
-    expect(results.length).toBeGreaterThan(30);
+    // Traffic ran on every worker before and during the outage (a loaded machine serves fewer in the window).
+    expect(results.filter((r) => r.redisUp).length).toBeGreaterThan(6);
+    expect(results.filter((r) => !r.redisUp).length).toBeGreaterThan(6);
     expect(results.filter((r) => r.status !== 200)).toEqual([]);
     // The outage adds at most the Redis timeout to a search: bounded against the slowest search of the same traffic
     // before it (what this machine's load adds right now; a few milliseconds on a quiet one).

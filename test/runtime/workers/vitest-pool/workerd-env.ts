@@ -40,7 +40,8 @@ export function workerdBindings(simulatorUrl: string, otlpUrl: string): Record<s
     CONSOLE_PROVIDER: 'swissdir',
     // The isolates' metrics push waits in ctx.waitUntil; tests that wait on the context wait for it too.
     METRICS_PUSH_INTERVAL_SECONDS: '1',
-    UPSTREAM_TIMEOUT_MS: '2000',
+    // Generous: a loaded machine never turns a slow loopback answer into a 504 (no test here times the upstream out).
+    UPSTREAM_TIMEOUT_MS: '8000',
     LOG_LEVEL: 'warn',
   };
 }
