@@ -7,14 +7,11 @@ import { noopTelemetry, type KeySetFetchOutcome } from '../../observability/tele
 import {
   createIssuerKeys,
   discoveryUrls,
-  freshnessOf,
-  KEY_SET_FRESH_DEFAULT_MS,
-  KEY_SET_FRESH_MAX_MS,
-  KEY_SET_FRESH_MIN_MS,
   KEY_SET_HOLD_MS,
   KEY_SET_MAX_KEYS,
   KEY_SET_REFETCH_MS,
 } from './issuer-keys.js';
+import { freshnessOf, KEY_SET_FRESH_DEFAULT_MS, KEY_SET_FRESH_MAX_MS, KEY_SET_FRESH_MIN_MS } from './idp-documents.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 
 const ISSUER = 'https://idp.example.test/realms/apps';
