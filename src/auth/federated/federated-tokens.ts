@@ -5,7 +5,7 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { createIssuerKeys, type IssuerKeys } from './issuer-keys.js';
-import type { IdpDocumentDeps } from './idp-documents.js';
+import type { IdpDocumentDeps } from './idp-document-source.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 
 /** Tokens longer than this are refused before any parsing. */

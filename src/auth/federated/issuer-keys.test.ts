@@ -17,7 +17,7 @@ import {
   KEY_SET_FRESH_MAX_MS,
   KEY_SET_FRESH_MIN_MS,
   type IdpDocumentDeps,
-} from './idp-documents.js';
+} from './idp-document-source.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 import type { IdpDocumentCopy, IdpDocumentStore } from '../../shared-state/idp-documents.js';
 

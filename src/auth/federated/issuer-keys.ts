@@ -8,7 +8,7 @@ import { createLocalJWKSet, type CompactJWSHeaderParameters, type JSONWebKeySet,
 import type { Clock } from '../../base/clock.js';
 import { inProcess } from '../../shared-state/background.js';
 import { KeySetFetchError } from './key-set-fetch.js';
-import { takeIdpDocument, type IdpDocumentDeps, type TakenDocument } from './idp-documents.js';
+import { takeIdpDocument, type IdpDocumentDeps, type TakenDocument } from './idp-document-source.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 
 /** At most one fetch (discovery and key set) per issuer within this long. */
