@@ -41,9 +41,12 @@ export function freshnessOf(cacheControl: string | null): number {
 /** What `read` makes of a shared copy still fresh, or undefined (none, past its freshness, or refused by `read`). */
 async function sharedCopy<T>(deps: IdpDocumentDeps, url: string, read: Read<T>): Promise<TakenDocument<T> | undefined> {
   const copy = await deps.shared?.get(url).catch(() => undefined);
-  if (copy === undefined || deps.clock() >= copy.freshUntil) return undefined;
+  if (copy === undefined) return undefined;
+  // Never fresh for longer than a fetch could make it, whoever stored the copy.
+  const freshUntil = Math.min(copy.freshUntil, copy.fetchedAt + KEY_SET_FRESH_MAX_MS);
+  if (deps.clock() >= freshUntil) return undefined;
   try {
-    return { value: read(copy.json, copy.cacheControl), fetchedAt: copy.fetchedAt, freshUntil: copy.freshUntil };
+    return { value: read(copy.json, copy.cacheControl), fetchedAt: copy.fetchedAt, freshUntil };
   } catch {
     return undefined;
   }

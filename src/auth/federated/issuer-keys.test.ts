@@ -239,6 +239,16 @@ describe('the keys of a trusted issuer shared by the processes of one place', ()
     expect(await keysOf(idp, () => now, { shared: store }).keyFor({ alg: 'ES256', kid: 'k1' })).toBeDefined();
     expect(certsAsked(idp)).toBe(3);
     expect(idp.outcomes).not.toContain('too_many_keys');
+    // A copy that claims to be fresh for longer than any fetch makes one is fresh for KEY_SET_FRESH_MAX_MS at most.
+    const old = { keys: [await publicKey('k1')] };
+    copies.set(`${ISSUER}/certs`, {
+      json: old,
+      cacheControl: null,
+      fetchedAt: now - KEY_SET_FRESH_MAX_MS,
+      freshUntil: now + 1,
+    });
+    expect(await keysOf(idp, () => now, { shared: store }).keyFor({ alg: 'ES256', kid: 'k1' })).toBeDefined();
+    expect(certsAsked(idp)).toBe(4);
   });
 
   it('fetches alone while the shared copies fail, with one line for each copy not shared', async () => {

@@ -5,7 +5,6 @@
 // share documents (Workers: the data centre's Cache API), a copy another one fetched stands for a fetch when it is newer
 // than the set held, fresh, and for a key id not held, lists it or was fetched within KEY_SET_REFETCH_MS.
 import { createLocalJWKSet, type CompactJWSHeaderParameters, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import type { Clock } from '../../base/clock.js';
 import { inProcess } from '../../shared-state/background.js';
 import { KeySetFetchError } from './key-set-fetch.js';
 import { takeIdpDocument, type IdpDocumentDeps, type TakenDocument } from './idp-document-source.js';
@@ -51,7 +50,7 @@ function keySetOf(json: Record<string, unknown>): JSONWebKeySet {
 const kidsOf = (set: JSONWebKeySet): Set<string> =>
   new Set(set.keys.flatMap((k) => (typeof k.kid === 'string' ? [k.kid] : [])));
 
-export function createIssuerKeys(trusted: TrustedIssuer, deps: IdpDocumentDeps & { clock: Clock }): IssuerKeys {
+export function createIssuerKeys(trusted: TrustedIssuer, deps: IdpDocumentDeps): IssuerKeys {
   const { clock } = deps;
   const at = { issuer: trusted.issuer, index: trusted.index };
   let jwksUri = trusted.jwksUri;
