@@ -10,6 +10,7 @@ import { createGatewayTokens, type GatewayTokens } from '../auth/gateway-tokens.
 import { withFederatedTokens } from '../auth/bearer-tokens.js';
 import { createFederatedTokens } from '../auth/federated/federated-tokens.js';
 import type { TrustedIssuer } from '../auth/federated/trusted-issuers.js';
+import type { IdpDocumentStore } from '../shared-state/idp-documents.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import { hs256Jwt } from './hs256-jwt.js';
 import { createLoginThrottle, type LoginThrottle } from '../limits/login-throttle.js';
@@ -75,9 +76,10 @@ export interface RuntimeDeps {
   issuers?: readonly TrustedIssuer[];
   /**
    * How trusted issuers' documents are fetched: with `fetch` (absent: the global one), over plain http to any host
-   * when `allowHttp` (Node outside NODE_ENV=production), else https or a loopback host only.
+   * when `allowHttp` (Node outside NODE_ENV=production), else https or a loopback host only; `shared`: the copies the
+   * processes of one place share (Workers: the data centre's Cache API), absent on Node.
    */
-  identityProviders?: { fetch?: typeof fetch; allowHttp: boolean };
+  identityProviders?: { fetch?: typeof fetch; allowHttp: boolean; shared?: IdpDocumentStore };
   /** Revoked gateway tokens for the deployment (Redis, the Durable Object). Absent: revocations hold in this process. */
   revocations?: Revocations;
   /** Work that must outlive the response (Workers: ctx.waitUntil). Absent: run in process. */
@@ -278,6 +280,8 @@ async function createBearerTokens(
     telemetry: runtime.telemetry,
     fetch: runtime.identityProviders?.fetch ?? ((input, init) => fetch(input, init)),
     allowHttp: runtime.identityProviders?.allowHttp ?? false,
+    shared: runtime.identityProviders?.shared,
+    background: runtime.background,
   });
   return withFederatedTokens(ownTokens, federatedTokens, clock);
 }

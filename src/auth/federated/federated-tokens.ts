@@ -4,9 +4,8 @@
 // not revoked) is for the caller to check on every use, as for the gateway's own tokens.
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../../base/clock.js';
 import { createIssuerKeys, type IssuerKeys } from './issuer-keys.js';
-import type { KeySetFetchDeps } from './key-set-fetch.js';
+import type { IdpDocumentDeps } from './idp-document-source.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 
 /** Tokens longer than this are refused before any parsing. */
@@ -45,9 +44,8 @@ export interface FederatedTokens {
   peek(token: string, now: number): FederatedClaims | undefined;
 }
 
-export type FederatedTokenOptions = KeySetFetchDeps & {
+export type FederatedTokenOptions = IdpDocumentDeps & {
   directory: FederationDirectory;
-  clock: Clock;
 };
 
 type Remembered = FederatedClaims & { generation: number };

@@ -1,18 +1,17 @@
 // The signing keys of one trusted issuer: found by discovery (OpenID Connect, then RFC 8414) unless configured,
 // fetched within bounds, kept for as long as the JWK set's Cache-Control says (within bounds), and fetched again on a
 // key id not held, never more than once per KEY_SET_REFETCH_MS whatever callers send. While the issuer cannot be
-// reached, the keys last fetched keep verifying for KEY_SET_HOLD_MS; a key id they lack is refused.
+// reached, the keys last fetched keep verifying for KEY_SET_HOLD_MS; a key id they lack is refused. Where processes
+// share documents (Workers: the data centre's Cache API), a copy another one fetched stands for a fetch when it is newer
+// than the set held, fresh, and for a key id not held, lists it or was fetched within KEY_SET_REFETCH_MS.
 import { createLocalJWKSet, type CompactJWSHeaderParameters, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import type { Clock } from '../../base/clock.js';
-import { fetchIdpDocument, KeySetFetchError, type KeySetFetchDeps } from './key-set-fetch.js';
+import { inProcess } from '../../shared-state/background.js';
+import { KeySetFetchError } from './key-set-fetch.js';
+import { takeIdpDocument, type IdpDocumentDeps, type TakenDocument } from './idp-document-source.js';
 import type { TrustedIssuer } from './trusted-issuers.js';
 
 /** At most one fetch (discovery and key set) per issuer within this long. */
 export const KEY_SET_REFETCH_MS = 30_000;
-/** A key set is fresh for its Cache-Control max-age within these bounds, or the default without one. */
-export const KEY_SET_FRESH_MIN_MS = 60_000;
-export const KEY_SET_FRESH_MAX_MS = 3_600_000;
-export const KEY_SET_FRESH_DEFAULT_MS = 300_000;
 /** How long keys keep verifying after the last successful fetch while the issuer cannot be reached. */
 export const KEY_SET_HOLD_MS = 24 * 3_600_000;
 /** The most keys a set may hold; a larger one is refused whole. */
@@ -21,6 +20,7 @@ export const KEY_SET_MAX_KEYS = 100;
 interface HeldKeys {
   select: JWTVerifyGetKey;
   kids: ReadonlySet<string>;
+  fetchedAt: number;
   freshUntil: number;
   heldUntil: number;
 }
@@ -28,14 +28,6 @@ interface HeldKeys {
 export interface IssuerKeys {
   /** The key to verify a token with this header, fetching the set first where it must and may; undefined: none. */
   keyFor(header: CompactJWSHeaderParameters): Promise<Awaited<ReturnType<JWTVerifyGetKey>> | undefined>;
-}
-
-/** Freshness of a key set from its Cache-Control, within the bounds. */
-export function freshnessOf(cacheControl: string | null): number {
-  const maxAge = /(?:^|,)\s*max-age\s*=\s*"?(\d{1,9})"?\s*(?:,|$)/i.exec(cacheControl ?? '')?.[1];
-  const noCache = /(?:^|,)\s*(?:no-cache|no-store)\s*(?:,|$)/i.test(cacheControl ?? '');
-  const ms = noCache ? 0 : maxAge === undefined ? KEY_SET_FRESH_DEFAULT_MS : Number(maxAge) * 1000;
-  return Math.min(KEY_SET_FRESH_MAX_MS, Math.max(KEY_SET_FRESH_MIN_MS, ms));
 }
 
 /** The places of an issuer's metadata: OpenID Connect Discovery 1.0 section 4, then RFC 8414 section 3. */
@@ -55,7 +47,10 @@ function keySetOf(json: Record<string, unknown>): JSONWebKeySet {
   return { keys: keys.filter((k): k is JSONWebKeySet['keys'][number] => typeof k === 'object' && k !== null) };
 }
 
-export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps & { clock: Clock }): IssuerKeys {
+const kidsOf = (set: JSONWebKeySet): Set<string> =>
+  new Set(set.keys.flatMap((k) => (typeof k.kid === 'string' ? [k.kid] : [])));
+
+export function createIssuerKeys(trusted: TrustedIssuer, deps: IdpDocumentDeps): IssuerKeys {
   const { clock } = deps;
   const at = { issuer: trusted.issuer, index: trusted.index };
   let jwksUri = trusted.jwksUri;
@@ -66,7 +61,8 @@ export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps &
   /** The key set's URL from the issuer's metadata, whose `issuer` must be the configured one (OIDC Discovery 4.3). */
   async function discover(): Promise<string> {
     const [oidc, oauth] = discoveryUrls(trusted.issuer);
-    const fetchAt = (url: string) => fetchIdpDocument(deps, { ...at, document: 'discovery', url }, jwksUriOf);
+    const fetchAt = async (url: string) =>
+      (await takeIdpDocument(deps, { ...at, document: 'discovery', url }, jwksUriOf)).value;
     return fetchAt(oidc!).catch((err: unknown) => {
       if (err instanceof KeySetFetchError && err.outcome === 'http_error') return fetchAt(oauth!);
       throw err;
@@ -79,34 +75,38 @@ export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps &
     return metadata.jwks_uri;
   }
 
-  async function fetchKeys(): Promise<void> {
+  /** Whether a shared copy stands for a fetch made for `kid` (undefined: for the set's freshness). */
+  function serves(copy: TakenDocument<JSONWebKeySet>, kid: string | undefined): boolean {
+    if (held !== undefined && copy.fetchedAt <= held.fetchedAt) return false;
+    return kid === undefined || kidsOf(copy.value).has(kid) || clock() - copy.fetchedAt < KEY_SET_REFETCH_MS;
+  }
+
+  async function fetchKeys(kid: string | undefined): Promise<void> {
     jwksUri ??= await discover();
-    const { set, cacheControl } = await fetchIdpDocument(
-      deps,
-      { ...at, document: 'jwks', url: jwksUri },
-      (json, cc) => ({
-        set: keySetOf(json),
-        cacheControl: cc,
-      }),
+    const taken = await takeIdpDocument(deps, { ...at, document: 'jwks', url: jwksUri }, keySetOf, (c) =>
+      serves(c, kid),
     );
-    const now = clock();
     held = {
-      select: createLocalJWKSet(set),
-      kids: new Set(set.keys.flatMap((k) => (typeof k.kid === 'string' ? [k.kid] : []))),
-      freshUntil: now + freshnessOf(cacheControl),
-      heldUntil: now + KEY_SET_HOLD_MS,
+      select: createLocalJWKSet(taken.value),
+      kids: kidsOf(taken.value),
+      fetchedAt: taken.fetchedAt,
+      freshUntil: taken.freshUntil,
+      heldUntil: taken.fetchedAt + KEY_SET_HOLD_MS,
     };
   }
 
-  /** Fetches the set again unless a fetch ran within KEY_SET_REFETCH_MS; concurrent callers share one fetch. */
-  function refresh(): Promise<void> {
+  /**
+   * Fetches the set again (for `kid`, a key id not held) unless a fetch ran within KEY_SET_REFETCH_MS; concurrent
+   * callers share one fetch.
+   */
+  function refresh(kid: string | undefined): Promise<void> {
     const recent = clock() - lastAttempt < KEY_SET_REFETCH_MS;
     // A fetch that never settled (a Worker's work cut off after its answer) is not waited on past the bound.
     if (inFlight && recent) return inFlight;
     if (recent) return Promise.resolve();
     lastAttempt = clock();
     // A failure is logged and counted by the fetch; the keys held stay.
-    const current = fetchKeys()
+    const current = fetchKeys(kid)
       .catch(() => undefined)
       .finally(() => {
         if (inFlight === current) inFlight = undefined;
@@ -128,9 +128,9 @@ export function createIssuerKeys(trusted: TrustedIssuer, deps: KeySetFetchDeps &
   return {
     async keyFor(header) {
       const known = held !== undefined && (header.kid === undefined || held.kids.has(header.kid));
-      if (!known) await refresh();
+      if (!known) await refresh(header.kid);
       // A held key past its freshness verifies now; the set is fetched again behind the answer.
-      else if (clock() >= held!.freshUntil) void refresh();
+      else if (clock() >= held!.freshUntil) (deps.background ?? inProcess)(refresh(undefined));
       return select(header);
     },
   };

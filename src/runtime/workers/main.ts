@@ -10,15 +10,16 @@ import { ConfigError } from '../../config/config.js';
 import { problemResponse } from '../../base/errors.js';
 import { metricSourcesOf } from '../../services/metric-sources.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
-import { createServices, type Services } from '../../services/services.js';
+import { createServices, type RuntimeDeps, type Services } from '../../services/services.js';
 import { createFetchHttp } from '../../upstream/upstream-http.js';
 import { createCacheApiTier, type EdgeCache } from './workers-lookup-tier.js';
 import { analyticsDataPoint } from './analytics.js';
+import { createCacheApiIdpDocuments } from './workers-idp-documents.js';
 import { createWorkerCounterStore } from './workers-counter-store.js';
 import { createWorkerLimiters } from './workers-limiters.js';
 import { createConsoleLogger } from './workers-logger.js';
 import { callerTrace, createRequestScopes } from './request-scope.js';
-import { METRICS_OBJECT, readWorkerSettings } from './settings.js';
+import { METRICS_OBJECT, readWorkerSettings, type WorkerSettings } from './settings.js';
 import { unknownSettingLine } from '../../config/unknown-settings.js';
 import { createWorkerTokenStore } from './workers-token-store.js';
 import { workerRevocationsOf } from './workers-revocations.js';
@@ -44,6 +45,29 @@ export interface WorkerGateway {
 export interface WorkerGatewayOptions {
   /** Host of the request that built the gateway: the Cache API tier's key host unless LOOKUP_CACHE_HOST says otherwise. */
   host: string;
+}
+
+/** What the Cache API of the data centre holds for the isolates (none where there is no `caches.default`). */
+function cacheApiStores(
+  settings: WorkerSettings,
+  requestHost: string,
+): Pick<RuntimeDeps, 'lookupTier' | 'identityProviders'> {
+  const cache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
+  if (cache === undefined) return { identityProviders: { allowHttp: false } };
+  const host = settings.lookupCacheHost ?? requestHost;
+  return {
+    lookupTier: settings.lookupCacheApi ? createCacheApiTier({ cache, host, clock: systemClock }) : undefined,
+    // Isolates of one data centre share the identity providers' documents: one fetch per refresh, not one each.
+    identityProviders: {
+      allowHttp: false,
+      shared: createCacheApiIdpDocuments({
+        cache,
+        host,
+        clock: systemClock,
+        timeoutMs: settings.durableObjectTimeoutMs,
+      }),
+    },
+  };
 }
 
 /** Builds one gateway from the bindings: what one isolate holds (tests build two to stand in for two isolates). */
@@ -95,7 +119,6 @@ export async function createWorkerGateway(
   if (isolateMetrics && config.metrics.token === undefined) {
     logger.warn({ event: 'metrics_token_missing' }, 'METRICS_TOKEN is not set: GET /metrics refuses every scrape');
   }
-  const edgeCache = (globalThis as { caches?: { default?: EdgeCache } }).caches?.default;
   const { analytics } = settings;
 
   const counters = settings.counterObjects
@@ -130,10 +153,7 @@ export async function createWorkerGateway(
       revocations,
       clients: settings.clients,
       issuers: settings.issuers,
-      lookupTier:
-        settings.lookupCacheApi && edgeCache
-          ? createCacheApiTier({ cache: edgeCache, host: settings.lookupCacheHost ?? options.host, clock: systemClock })
-          : undefined,
+      ...cacheApiStores(settings, options.host),
       background: scopes.background,
       tracing,
       onRequest: analytics

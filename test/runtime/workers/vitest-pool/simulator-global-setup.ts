@@ -72,17 +72,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
         .map((r) => r.headers['user-agent'] ?? null),
     ),
   );
+  const first = await signingKey('k1');
+  const idp = await startIdp({ audience: WORKERD_IDP.audience, apps: WORKERD_IDP.apps, keys: [first] });
+  // The paths the identity provider was asked (its token endpoint included), in order, since it started.
+  app.get('/__control/idp/requests', (c) => c.json(idp.requests));
+  // The provider signs with a key of the given id from now on and publishes it beside the first.
+  app.post('/__control/idp/rotate', async (c) => {
+    idp.rotate([await signingKey(c.req.query('kid') ?? 'k2'), first]);
+    return c.json({ ok: true });
+  });
   app.route('/', simulator);
 
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
   });
   const { port } = server.address() as AddressInfo;
-  const idp = await startIdp({
-    audience: WORKERD_IDP.audience,
-    apps: WORKERD_IDP.apps,
-    keys: [await signingKey('k1')],
-  });
   project.provide('simulatorUrl', `http://127.0.0.1:${port}`);
   project.provide('otlpUrl', receiver.url);
   project.provide('idpIssuer', idp.issuer);
