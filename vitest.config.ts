@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files that time answers to the millisecond (Redis failovers, deadlines, slow clients, log pipes, Retry-After
- * windows, a healthcheck's 3 s, sipp's pauses): they run one at a time so no other file of this suite takes the CPU
+ * windows, a healthcheck's 3 s, sipp's pauses, an identity provider that never answers, a stalled TLS handshake, a
+ * revocation racing 150 logins): they run one at a time so no other file of this suite takes the CPU
  * their bounds count on: here after the others; under `npm test` (test/run-all.mjs) from the start, in a vitest of
  * their own at the ordinary priority, with the other projects niced beside them.
  */
@@ -19,6 +20,9 @@ const ALONE = [
   'test/integration/slow-clients.test.ts',
   'test/integration/metrics-listener.test.ts',
   'test/integration/fair-share.test.ts',
+  'test/integration/federated-*.test.ts',
+  'test/integration/tls-listener.test.ts',
+  'test/integration/revocation-faults.test.ts',
   'test/integration/login-throttle-slow-redis.test.ts',
   'test/integration/ops-shutdown.test.ts',
   'test/runtime/node/log-*.test.ts',

@@ -29,7 +29,7 @@ function composeCommand(): { command: string[]; requirement: Requirement } {
   const missing =
     'a Compose implementation: the docker compose plugin, or docker-compose (Debian package docker-compose)';
   for (const command of [['docker', 'compose'], ['docker-compose']]) {
-    const run = spawnSync(command[0]!, [...command.slice(1), 'version'], { encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(command[0]!, [...command.slice(1), 'version'], { encoding: 'utf8', timeout: 60_000 });
     if (run.status === 0) return { command, requirement: { present: true, missing } };
   }
   return { command: [], requirement: { present: false, missing } };
