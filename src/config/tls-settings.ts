@@ -13,7 +13,7 @@ const fieldName = z.pipe(
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** An IPv4 or IPv6 address, or a range of them in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
-export function isAddressOrRange(entry: string): boolean {
+function isAddressOrRange(entry: string): boolean {
   const [address = '', bits, ...rest] = entry.split('/');
   if (rest.length > 0) return false;
   const v4 = IPV4.test(address);
