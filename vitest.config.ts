@@ -12,6 +12,7 @@ import { defineConfig } from 'vitest/config';
 const ALONE = [
   'test/container/production-start.test.ts',
   'test/integration/kamailio-cnam.test.ts',
+  'test/integration/kamailio-cnam-mtls.test.ts',
   'test/integration/redis-*.test.ts',
   'test/integration/replicas-*.test.ts',
   'test/integration/cost-guard-*.test.ts',

@@ -1,7 +1,8 @@
 // Cloudflare's mutual TLS in workerd: the certificate the edge verified (`request.cf.tlsClientAuth`) is a client's
 // identity as on Node: a search by certificate alone as its client, an unverified or unmatched one refused naming no
 // client, and RFC 8705's `tls_client_auth` at POST /oauth2/token issuing a token bound to the certificate, refused
-// over another certificate or none.
+// over another certificate or none, sent raw and by oauth4webapi (its customFetch adds the `cf` object).
+import * as oauth from 'oauth4webapi';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isolate, simulator, type Isolate } from './control.js';
 
@@ -25,6 +26,13 @@ const cf = (fingerprint: string, verified = 'SUCCESS', subject = 'CN=pbx,O=Examp
     certSubjectDNRFC2253: subject,
   },
 });
+
+/** RFC 8705's `x5t#S256` of the certificate whose SHA-256 is `fingerprint` (hex). */
+const thumbprintOf = (fingerprint: string) =>
+  btoa(String.fromCharCode(...fingerprint.match(/../g)!.map((byte) => parseInt(byte, 16))))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 describe('cf.tlsClientAuth as the client certificate on Workers', () => {
   let worker: Isolate;
@@ -67,5 +75,54 @@ describe('cf.tlsClientAuth as the client certificate on Workers', () => {
     expect((await send(SEARCH, { headers: bearer, cf: cf(PBX) })).status).toBe(200);
     expect((await send(SEARCH, { headers: bearer, cf: cf(OTHER) })).status).toBe(401);
     expect((await send(SEARCH, { headers: bearer })).status).toBe(401);
+  });
+
+  it('oauth4webapi obtains a token bound to the certificate with tls_client_auth, usable only over that certificate', async () => {
+    /** oauth4webapi's requests, to the Worker's fetch handler, over a connection with the certificate `tls` (or none). */
+    const over = (tls?: ReturnType<typeof cf>) => ({
+      // What oauth4webapi hands over is a RequestInit (a body as a string, bytes or a form).
+      [oauth.customFetch]: async (url: string, options: unknown) => {
+        const { pathname, search } = new URL(url);
+        const init = options as RequestInit;
+        return send(pathname + search, tls ? { ...init, cf: tls } : init);
+      },
+    });
+    const issuer = new URL('https://callerid.test');
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...over(cf(PBX)) }),
+    );
+    expect(as.token_endpoint_auth_methods_supported).toContain('tls_client_auth');
+    expect(as.tls_client_certificate_bound_access_tokens).toBe(true);
+    const client: oauth.Client = { client_id: 'pbx' };
+    const grant = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.TlsClientAuth(),
+      new URLSearchParams(),
+      over(cf(PBX)),
+    );
+    const token = await oauth.processClientCredentialsResponse(as, client, grant);
+    const payload = token.access_token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/');
+    expect((JSON.parse(atob(payload)) as { cnf?: unknown }).cnf).toEqual({ 'x5t#S256': thumbprintOf(PBX) });
+
+    const searchOver = (tls?: ReturnType<typeof cf>) =>
+      oauth.protectedResourceRequest(
+        token.access_token,
+        'GET',
+        new URL(SEARCH, issuer),
+        undefined,
+        undefined,
+        over(tls),
+      );
+    expect((await searchOver(cf(PBX))).status).toBe(200);
+    for (const other of [cf(OTHER, 'SUCCESS', 'CN=ops,O=Example'), undefined]) {
+      const refused: unknown = await searchOver(other).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+      expect(refused).toMatchObject({
+        status: 401,
+        cause: [{ scheme: 'bearer', parameters: { error: 'invalid_token' } }],
+      });
+    }
   });
 });
