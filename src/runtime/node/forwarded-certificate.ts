@@ -7,6 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIPv4 } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { fingerprintOf, type PeerCertificate } from '../../auth/certificates/peer-certificate.js';
 import type { Logger } from '../../observability/logger.js';
 import { certificateOf } from './tls-peer-certificate.js';
@@ -63,8 +64,17 @@ function xfccPairs(element: string): Map<string, string[]> {
   return pairs;
 }
 
-/** A certificate from a PEM (URL-encoded, with or without its armour), verified against `cas`. */
-function verifiedPem(encoded: string, cas: X509Certificate[], now: number): PeerCertificate | 'malformed' {
+/** A forwarded PEM as parsed and checked against the CAs: what does not change from one request to the next. */
+interface ParsedPem {
+  certificate: PeerCertificate;
+  /** Issued by one of the CAs, its signature verified. */
+  issued: boolean;
+  validFrom: number;
+  validTo: number;
+}
+
+/** A PEM (URL-encoded, with or without its armour) parsed and its issuer's signature checked against `cas`. */
+function parsePem(encoded: string, cas: X509Certificate[]): ParsedPem | 'malformed' {
   let pem: string;
   try {
     pem = decodeURIComponent(encoded.replaceAll('+', '%2B'));
@@ -79,16 +89,42 @@ function verifiedPem(encoded: string, cas: X509Certificate[], now: number): Peer
   } catch {
     return 'malformed';
   }
-  const issuer = cas.find((ca) => x509.checkIssued(ca) && x509.verify(ca.publicKey));
-  const inDate = Date.parse(x509.validFrom) <= now && now < Date.parse(x509.validTo);
-  return certificateOf(x509, issuer === undefined ? 'unknown_ca' : inDate ? undefined : 'expired');
+  return {
+    certificate: certificateOf(x509, undefined),
+    issued: cas.some((ca) => x509.checkIssued(ca) && x509.verify(ca.publicKey)),
+    validFrom: Date.parse(x509.validFrom),
+    validTo: Date.parse(x509.validTo),
+  };
+}
+
+/** The forwarded PEMs parsed lately, by the header's text: a client's next request costs a map lookup, not a parse and a signature check. */
+const PARSED_PEMS_MAX_CHARS = 4 * 1024 * 1024;
+
+/** A certificate from a forwarded PEM, verified against `cas` (parsed once per PEM text) and dated at `now`. */
+function verifiedPemOf(cas: X509Certificate[]) {
+  const parsed = new LRUCache<string, ParsedPem | 'malformed'>({
+    maxSize: PARSED_PEMS_MAX_CHARS,
+    sizeCalculation: (_, encoded) => encoded.length + 1,
+  });
+  return (encoded: string, now: number): PeerCertificate | 'malformed' => {
+    let pem = parsed.get(encoded);
+    if (pem === undefined) parsed.set(encoded, (pem = parsePem(encoded, cas)));
+    if (pem === 'malformed') return pem;
+    const inDate = pem.validFrom <= now && now < pem.validTo;
+    const problem = !pem.issued ? 'unknown_ca' : inDate ? undefined : 'expired';
+    return problem === undefined ? pem.certificate : { ...pem.certificate, problem };
+  };
 }
 
 /** The certificate an XFCC element names, or why it names none. */
-function xfccCertificate(element: string, cas: X509Certificate[], now: number): PeerCertificate | 'malformed' {
+function xfccCertificate(
+  element: string,
+  verifiedPem: ReturnType<typeof verifiedPemOf>,
+  now: number,
+): PeerCertificate | 'malformed' {
   const pairs = xfccPairs(element);
   const cert = pairs.get('cert')?.[0];
-  if (cert !== undefined) return verifiedPem(cert, cas, now);
+  if (cert !== undefined) return verifiedPem(cert, now);
   const hash = pairs.get('hash')?.[0];
   if (hash === undefined || !/^[0-9A-Fa-f]{64}$/.test(hash)) return 'malformed';
   return {
@@ -121,6 +157,7 @@ function peersOf(entries: string[]): (address: string | undefined) => boolean {
 export function forwardedCertificateReader(options: ForwardedCertificateOptions) {
   const { header, trustProxyHops, cas, logger } = options;
   const fromProxy = peersOf(options.from);
+  const verifiedPem = verifiedPemOf(cas);
   const clock = options.clock ?? Date.now;
   const xfcc = header === 'x-forwarded-client-cert';
   let lastLogged = Number.NEGATIVE_INFINITY;
@@ -153,7 +190,7 @@ export function forwardedCertificateReader(options: ForwardedCertificateOptions)
     if (value.length > MAX_VALUE_BYTES) return ignored('too_large');
     const entry = xfcc ? trustedForwardedEntryOfXfcc(value, trustProxyHops) : value.trim();
     if (!entry) return ignored('malformed');
-    const cert = xfcc ? xfccCertificate(entry, cas, clock()) : verifiedPem(entry, cas, clock());
+    const cert = xfcc ? xfccCertificate(entry, verifiedPem, clock()) : verifiedPem(entry, clock());
     return cert === 'malformed' ? ignored('malformed') : cert;
   };
 }
