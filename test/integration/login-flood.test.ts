@@ -60,7 +60,7 @@ describe.skipIf(!redisServer)('a failed-login flood with invented client ids', (
 
   const logged = new Map<string, number>();
 
-  // Its timeout: 24,000 requests through the gateway of this process take 10 to 15 s of both CPUs on a quiet
+  // Its timeout: 24,000 requests through the gateway of this process take half a minute of both CPUs on an idle
   // machine, and several times that beside the rest of `npm test` (niced there) and other work on the machine.
   it(`grows memory by under 10 MiB and leaves under 100 keys after ${ATTEMPTS} attempts from one address`, async () => {
     redis = await startOwnRedis();
