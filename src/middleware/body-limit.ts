@@ -52,9 +52,9 @@ function withTypedBody(raw: Request): Request {
 
 /**
  * Refuses a larger body with 413 as soon as the bound is passed: at once for a declared Content-Length, after at
- * most the bound for a chunked body, which is never held whole. Any other refusal of a request whose body was not
- * read (a 401 before the body was read) says `Connection: close`, so Node closes the connection instead of reading
- * the rest of an upload nobody wants.
+ * most the bound for a chunked body, which is never held whole. Any other early answer to a request that declared
+ * a body (a 401 before the body was read, a 400) says `Connection: close`, so Node closes the connection instead
+ * of reading the rest of an upload nobody wants.
  */
 export function requestBodyLimit(boundOf: BodyBoundOf): MiddlewareHandler<AppEnv> {
   const limits = new Map<number, MiddlewareHandler<AppEnv>>();
@@ -79,8 +79,6 @@ export function requestBodyLimit(boundOf: BodyBoundOf): MiddlewareHandler<AppEnv
     c.req.raw = withTypedBody(c.req.raw);
     const refused = await limitOf(boundOf(c.req.path))(c, next);
     if (refused instanceof Response) return refused;
-    // A body the route did read (a refused login's form) leaves the connection as it was: the client's next
-    // request comes on it, without a new connection for every refusal.
-    if (c.res.status >= 400 && !c.req.raw.bodyUsed) c.header('connection', 'close');
+    if (c.res.status >= 400) c.header('connection', 'close');
   };
 }
