@@ -50,9 +50,9 @@ describe('two isolates of one Worker deployment whose counter objects answer too
     // Each isolate's own count of 2: the deployment pays twice its quota while the objects do not answer.
     expect(answers.map((x) => x.status)).toEqual([200, 200, 429, 200, 200, 429]);
     expect((await simulator.stats()).searchCalls).toBe(4);
-    // Never the object's 3 s: the objects were asked (a search that did waited out the deadline), and a search
-    // within a second of a failure does not ask again.
-    for (const { ms } of answers) expect(ms).toBeLessThan(1_000);
+    // Never the object's 3 s (a loaded machine adds to the deadline, never the object's whole wait): the objects were
+    // asked (a search that did waited out the deadline), and a search within a second of a failure does not ask again.
+    for (const { ms } of answers) expect(ms).toBeLessThan(2_500);
     expect(Math.max(...answers.map((x) => x.ms))).toBeGreaterThanOrEqual(TIMEOUT_MS);
 
     const text = await a.scrape();
@@ -75,7 +75,7 @@ describe('two isolates of one Worker deployment whose counter objects answer too
     await waitOnExecutionContext(refused.ctx);
     const cached = await timedSearch(a, miss(20), ta);
     expect(cached.status).toBe(200);
-    expect(cached.ms).toBeLessThan(1_000);
+    expect(cached.ms).toBeLessThan(2_500);
     expect((await simulator.stats()).searchCalls).toBe(1);
   });
 });
