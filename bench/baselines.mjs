@@ -3,6 +3,12 @@
 
 /** Name → the commit and what that build is. */
 export const BASELINES = {
+  'before-identities': {
+    commit: 'afec171',
+    what:
+      "the last build before identity providers' tokens, client certificates and certificate-bound tokens, and the " +
+      "tracing collector's contract: what those cost a hit that uses none of them",
+  },
   'before-house-by-operation': {
     commit: 'b087d06',
     what:
