@@ -120,8 +120,9 @@ async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
 
 /**
  * What a failover may cost the callers: nothing but the per-process fallback (every answer 200, none slow). Slow is
- * bounded against the slowest answer of the same traffic before the fault (what the machine's load costs alone):
- * a search may wait out one Redis timeout for its shared token or answer and one for its counts, never more.
+ * bounded against the slowest answer of the same traffic before the fault (what the machine's load costs alone): a
+ * miss may wait out one Redis timeout for each command it awaits in turn (the shared answer, the lease that
+ * coalesces the upstream call, its counts), never a failover's length.
  */
 export function expectEveryAnswerThrough(answers: Answer[], redisTimeoutMs: number): void {
   expect(answers.length).toBeGreaterThan(20);
@@ -130,10 +131,10 @@ export function expectEveryAnswerThrough(answers: Answer[], redisTimeoutMs: numb
   expect(before.length).toBeGreaterThan(0);
   const slowestBefore = Math.max(...before.map((a) => a.ms));
   const slowestAfter = Math.max(...answers.filter((a) => a.beforeFault !== true).map((a) => a.ms));
-  expect(slowestAfter).toBeLessThan(slowestBefore + 2 * redisTimeoutMs + MARGIN_MS);
+  expect(slowestAfter).toBeLessThan(slowestBefore + 3 * redisTimeoutMs + MARGIN_MS);
 }
 
-/** What a loaded machine may add to the two timeouts. */
+/** What a loaded machine may add to the three timeouts. */
 const MARGIN_MS = 250;
 
 /** After a failover: sharing resumed by itself, one upstream call per number for both replicas again. */

@@ -22,12 +22,16 @@ const CONSOLE_TOTAL = 5;
 const PBX_QUOTA = 3;
 /** The gateways' REDIS_TIMEOUT_MS: what a failover may cost a search is bounded by it. */
 const REDIS_TIMEOUT_MS = 500;
+/** cluster-node-timeout: a killed master's replica takes over after this. */
+const FAILOVER_AFTER_MS = 3000;
 
 describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
   let cluster: RedisClusterProcesses | undefined;
   let d: HaDeployment | undefined;
   beforeAll(async () => {
-    cluster = await startRedisCluster();
+    // A failover that takes longer than the three Redis timeouts a search may wait out: one that waited for it
+    // would show.
+    cluster = await startRedisCluster({ nodeTimeoutMs: FAILOVER_AFTER_MS });
     d = await startHaDeployment({
       REDIS_CLUSTER_NODES: cluster.seeds,
       REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
