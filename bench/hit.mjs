@@ -168,10 +168,12 @@ for (let round = 0; round < ROUNDS; round++) {
   if (TOGETHER) {
     // Every server under its own wrk at the same moment, sharing the server core: what the machine's speed does
     // during the round it does to all of them, so their ratios hold where one-after-another rounds drift.
+    // The wrk started first changes every round: a server loaded a moment longer alone costs more per request.
+    const order = names.map((_, k) => names[(k + round) % names.length]);
     log(`hit c=50 round ${round + 1}/${ROUNDS}: all at once`);
-    const before = names.map((n) => cpuUs(servers[n].child.pid));
-    const results = await Promise.all(names.map(load));
-    names.forEach((n, i) => {
+    const before = order.map((n) => cpuUs(servers[n].child.pid));
+    const results = await Promise.all(order.map(load));
+    order.forEach((n, i) => {
       results[i].cpuPerReq = (cpuUs(servers[n].child.pid) - before[i]) / results[i].requests;
       runs[n].push(results[i]);
     });
