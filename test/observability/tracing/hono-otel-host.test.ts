@@ -48,7 +48,8 @@ describe('the gateway mounted behind @hono/otel under a host SDK', () => {
   });
 
   /** The finished spans of one trace. */
-  const spansOfTrace = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+  const spansOfTrace = (traceId: string) =>
+    exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
 
   it("gives a search one trace: the host's span, the gateway's server span under it, the upstream calls under that", async () => {
     const token = await loginAt(base, 'crm', CLIENTS.crm);
@@ -69,7 +70,10 @@ describe('the gateway mounted behind @hono/otel under a host SDK', () => {
     const serverSpan = gatewaySpans.find((s) => s.kind === SpanKind.SERVER)!;
     expect(serverSpan).toMatchObject({ name: 'GET /v2/contacts/search' });
     expect(parentOf(serverSpan)).toBe(hostSpan.spanContext().spanId);
-    expect(serverSpan.attributes).toMatchObject({ 'http.route': '/v2/contacts/search', 'url.path': '/v2/contacts/search' });
+    expect(serverSpan.attributes).toMatchObject({
+      'http.route': '/v2/contacts/search',
+      'url.path': '/v2/contacts/search',
+    });
 
     // Every span of the gateway hangs from its server span, the search's client span among them.
     const ids = new Set(gatewaySpans.map((s) => s.spanContext().spanId));
