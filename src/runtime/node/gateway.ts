@@ -34,6 +34,7 @@ import { loadClientsFile, watchClientsFile } from './clients-file-watch.js';
 import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing, quietUnderHost } from './node-tracing.js';
+import { hostTracerProvider } from '../../observability/tracing/host-tracer.js';
 import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
 import { nodeCertificateReader, type CertificateReader } from './node-certificates.js';
 
@@ -275,7 +276,10 @@ async function buildGateway(
   // Before anything is connected: a wrong file stops the start with one line naming the field.
   const file = clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
   const logger = options.logger ?? createNodeLogger(config.log.level);
+  // Under a host's OpenTelemetry SDK the OTEL_* variables are the SDK's, most of them unknown to the gateway.
+  const underHost = hostTracerProvider() !== undefined;
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
+    if (underHost && unknown.name.startsWith('OTEL_')) continue;
     logger.warn(
       { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
       unknownSettingLine(unknown),

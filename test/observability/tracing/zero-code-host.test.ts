@@ -94,6 +94,10 @@ describe('the gateway under zero-code OpenTelemetry instrumentation', () => {
     for (const span of spans) expect(JSON.stringify(span.attributes)).not.toMatch(/2079460011/);
   });
 
+  it("leaves the OTEL_* variables to the host's SDK: none is named as unknown at start", () => {
+    expect(gateway.lines.filter((line) => line.event === 'unknown_setting')).toEqual([]);
+  });
+
   it('exports the Node and Worker factories from the built package', async () => {
     const { exports } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
       exports: Record<string, { default: string }>;
