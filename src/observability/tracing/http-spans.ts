@@ -157,7 +157,7 @@ export type TraceCarrier = Readonly<Record<string, string>>;
 
 /**
  * The `traceparent` (and `tracestate`) an upstream request carries, naming `span` as its parent; none without
- * context. With tracing off, the caller's fields as they came.
+ * context. With tracing off, the caller's fields as they came; under a host's SDK, its propagator's.
  */
 export function traceHeaders(span: Span): TraceCarrier {
   if (span.carried !== undefined) return span.carried;

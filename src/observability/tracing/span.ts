@@ -39,8 +39,8 @@ export interface Span {
    */
   readonly remote?: boolean;
   /**
-   * With tracing off, the caller's `traceparent` and `tracestate` as they came: sent on byte for byte instead of
-   * being written anew from the context.
+   * The header fields sent on as they are instead of being written anew from the context: with tracing off, the
+   * caller's `traceparent` and `tracestate` as they came (byte for byte); under a host's SDK, what its propagator writes.
    */
   readonly carried?: Readonly<Record<string, string>>;
   setAttribute(key: string, value: AttributeValue): void;

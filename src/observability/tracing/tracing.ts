@@ -1,10 +1,13 @@
-// An app's tracing, built once by the runtime's composition root from the configuration: the tracer the request
-// path uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
+// An app's tracing, built once by the runtime's composition root: the host's OpenTelemetry SDK when one is registered
+// with `@opentelemetry/api`, else the gateway's own lean tracer from the configuration; the tracer the request path
+// uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
+import type { TracerProvider } from '@opentelemetry/api';
 import type { TracingConfig } from '../../config/config.js';
 import { otlpSender, type FetchFunction } from './otlp-http.js';
 import { callerSampleBudget } from './sampler.js';
 import { DROP_CAUSES } from './export-retry.js';
 import { SpanBatcher, type BatcherRuntime, type DroppedSpans } from './span-batcher.js';
+import { createHostTracer, hostTracerProvider, untracedByHost } from './host-tracer.js';
 import { createTracer, disabledTracer, type Tracer } from './tracer.js';
 
 export interface Tracing {
@@ -15,6 +18,11 @@ export interface Tracing {
   callerSampledCapped(): number;
   /** Sends what is queued; resolves when the exporter is idle (before a process exits). */
   flush(): Promise<void>;
+  /**
+   * Under a host's SDK only: runs a call the gateway traces itself (an upstream request) with the host's
+   * instrumentation of it suppressed, so the call has one span, the gateway's, and one `traceparent`.
+   */
+  readonly untraced?: <T>(call: () => T) => T;
 }
 
 export interface TracingRuntime extends BatcherRuntime {
@@ -32,8 +40,25 @@ export const tracingOff: Tracing = {
   flush: () => Promise.resolve(),
 };
 
-/** `config` is {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent. */
+/** Spans go to the host's SDK: its sampler, processors and exporter; flushing it flushes the host's provider. */
+function hostTracing(provider: TracerProvider): Tracing {
+  const flushable = provider as TracerProvider & { getDelegate?(): { forceFlush?(): Promise<void> } };
+  return {
+    tracer: createHostTracer(provider),
+    dropped: () => NONE_DROPPED,
+    callerSampledCapped: () => 0,
+    flush: async () => flushable.getDelegate?.().forceFlush?.(),
+    untraced: untracedByHost,
+  };
+}
+
+/**
+ * A host's registered SDK when there is one (whatever `config` says: the host reads the same OTEL_* variables);
+ * else `config`, {@link Config}'s `tracing`: null means off, and then nothing is recorded or sent.
+ */
 export function createTracing(config: TracingConfig | null, runtime: TracingRuntime): Tracing {
+  const host = hostTracerProvider();
+  if (host !== undefined) return hostTracing(host);
   if (config === null) return tracingOff;
   const batcher = new SpanBatcher(otlpSender(config, runtime.fetch, runtime), config.batch, runtime);
   const callers = callerSampleBudget(config.sampler.callerPerSecond);

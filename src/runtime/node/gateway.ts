@@ -33,7 +33,8 @@ import { startRedisRevocations } from '../redis/redis-revocations.js';
 import { loadClientsFile, watchClientsFile } from './clients-file-watch.js';
 import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
-import { createNodeTracing } from './node-tracing.js';
+import { createNodeTracing, quietUnderHost } from './node-tracing.js';
+import { hostTracerProvider } from '../../observability/tracing/host-tracer.js';
 import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
 import { nodeCertificateReader, type CertificateReader } from './node-certificates.js';
 
@@ -155,10 +156,13 @@ function nodeRuntime(
   metrics: GatewayMetrics,
   certificateOf: CertificateReader | undefined,
 ) {
+  const tracing = createNodeTracing(config.tracing);
   return {
-    http:
+    http: quietUnderHost(
+      tracing,
       options.http ??
-      createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes, connectTimeoutMs: config.upstream?.timeoutMs }),
+        createNodeHttp({ maxBodyBytes: config.upstream?.maxBodyBytes, connectTimeoutMs: config.upstream?.timeoutMs }),
+    ),
     clock: options.clock ?? systemClock,
     logger,
     telemetry: metrics.telemetry,
@@ -172,7 +176,7 @@ function nodeRuntime(
     protocolOf: (c: Context) => (c.env as { incoming?: { httpVersion?: string } } | undefined)?.incoming?.httpVersion,
     syncHmac: nodeHmac,
     docsAssets: config.docs.enabled ? createNodeDocsAssets() : undefined,
-    tracing: createNodeTracing(config.tracing),
+    tracing,
   } satisfies Partial<RuntimeDeps>;
 }
 
@@ -240,14 +244,42 @@ function announce(
   }
 }
 
-export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
-  const { config, demo } = await configOf(env);
+/** The gateway built on Node without a listener: the app to serve or to mount in another app, and its services. */
+export interface NodeGateway {
+  config: Config;
+  services: Services;
+  /**
+   * The Hono app. {@link startNodeGateway} serves it behind its own listener; another Hono app mounts it
+   * (`host.mount('/', gateway.app.fetch)`), behind `@hono/otel` or anything else.
+   */
+  app: GatewayApp;
+  demo: DemoSetup | null;
+  /** Releases what it holds (the clients-file watch, the upstream pool, Redis, the demo) within `timeoutMs`. */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** What {@link startNodeGateway} adds its listeners to. */
+interface BuiltGateway {
+  gateway: NodeGateway;
+  metrics: GatewayMetrics;
+  certificateOf: CertificateReader | undefined;
+  /** Releases what the gateway holds, giving the upstream pool `httpWithinMs` to finish. */
+  release(httpWithinMs: number): Promise<void>;
+}
+
+async function buildGateway(
+  env: EnvSource,
+  options: NodeGatewayOptions,
+  { config, demo }: { config: Config; demo: DemoSetup | null },
+): Promise<BuiltGateway> {
   const { clientsFile } = config;
   // Before anything is connected: a wrong file stops the start with one line naming the field.
   const file = clientsFile === undefined ? undefined : await loadClientsFile(clientsFile, config.clientsFileMaxBytes);
-  const tls = config.tls.certFile === undefined ? undefined : await httpsOptionsOf(config.tls);
   const logger = options.logger ?? createNodeLogger(config.log.level);
+  // Under a host's OpenTelemetry SDK the OTEL_* variables are the SDK's, most of them unknown to the gateway.
+  const underHost = hostTracerProvider() !== undefined;
   for (const unknown of unknownSettings(env, SETTING_NAMES)) {
+    if (underHost && unknown.name.startsWith('OTEL_')) continue;
     logger.warn(
       { event: 'unknown_setting', variable: unknown.name, closest: unknown.closest },
       unknownSettingLine(unknown),
@@ -278,20 +310,50 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
           logger,
           metrics: metrics.registry,
         });
-  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls, certificateOf);
-  const tlsWatch = tls && watchTlsFiles(server as never, config.tls, logger);
   const release = async (httpWithinMs: number) => {
     clientsWatch?.close();
-    tlsWatch?.close();
     await settledWithin(runtime.http.close?.(), httpWithinMs);
     await redis.close();
     await demo?.close();
   };
+  const gateway: NodeGateway = {
+    config,
+    services,
+    app,
+    demo,
+    async close(closeOptions = {}) {
+      const timeoutMs = closeOptions.timeoutMs ?? config.shutdownTimeoutSeconds * 1000;
+      const deadline = Date.now() + timeoutMs;
+      await release(timeoutMs);
+      await settledWithin(services.tracing.flush(), Math.max(1000, deadline - Date.now()));
+    },
+  };
+  return { gateway, metrics, certificateOf, release };
+}
+
+/**
+ * The gateway from an environment (the same variables as `npm start`), built without a listener: for another
+ * Hono app or server to mount. Under a host's OpenTelemetry SDK its spans are the host's (docs/operations.md).
+ */
+export async function createNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<NodeGateway> {
+  return (await buildGateway(env, options, await configOf(env))).gateway;
+}
+
+export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptions = {}): Promise<RunningGateway> {
+  const configured = await configOf(env);
+  const { config, demo } = configured;
+  const tls = config.tls.certFile === undefined ? undefined : await httpsOptionsOf(config.tls);
+  const { gateway, metrics, certificateOf, release } = await buildGateway(env, options, configured);
+  const { services, app } = gateway;
+  const { logger } = services;
+  const { server, metricsListener } = listenersOf(config, services, app, metrics, options, tls, certificateOf);
+  const tlsWatch = tls && watchTlsFiles(server as never, config.tls, logger);
   try {
     await listen(server, config.port, config.host, 'PORT');
     if (metricsListener) await listen(metricsListener, config.metrics.port, config.metrics.host, 'METRICS_PORT');
   } catch (err) {
     if (server.listening) server.close();
+    tlsWatch?.close();
     await release(1000);
     throw err;
   }
@@ -319,9 +381,9 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
         closeGracefully(server, timeoutMs),
         metricsServer ? closeGracefully(metricsServer.server, timeoutMs) : undefined,
       ]);
+      tlsWatch?.close();
       // Releasing the upstream pool waits for its requests; those of cut requests are not waited for past the bound.
-      await release(deadline - Date.now());
-      await settledWithin(services.tracing.flush(), Math.max(1000, deadline - Date.now()));
+      await gateway.close({ timeoutMs: deadline - Date.now() });
       return result;
     },
   };
