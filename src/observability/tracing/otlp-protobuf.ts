@@ -1,6 +1,6 @@
-// A batch of spans as an OTLP/HTTP `http/protobuf` body: an ExportTraceServiceRequest, field numbers from
+// Spans as an OTLP/HTTP `http/protobuf` body: an ExportTraceServiceRequest, field numbers from
 // opentelemetry/proto/collector/trace/v1/trace_service.proto and the files it imports.
-import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixNanos, type ExportSource } from './otlp-values.js';
+import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixNanos, type ExportSource, type SpanQueue } from './otlp-values.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import type { Attributes, FinishedSpan, SpanLink } from './span.js';
 
@@ -48,19 +48,47 @@ function writeSpan(w: ProtobufWriter, span: FinishedSpan): void {
   w.end(start);
 }
 
-/** The request body: one ResourceSpans (the service) with one ScopeSpans holding every span. */
-export function encodeOtlpProtobuf(spans: readonly FinishedSpan[], source: ExportSource): Uint8Array<ArrayBuffer> {
-  const w = new ProtobufWriter();
-  const resourceSpans = w.begin(1);
-  const resource = w.begin(1);
-  writeAttributes(w, 1, { 'service.name': source.serviceName });
-  w.end(resource);
-  const scopeSpans = w.begin(2);
-  const scope = w.begin(1);
-  w.string(1, source.scopeName);
-  w.end(scope);
-  for (const span of spans) writeSpan(w, span);
-  w.end(scopeSpans);
-  w.end(resourceSpans);
-  return w.finish();
+/**
+ * Spans as an `http/protobuf` body: each span is written as it ends, into one buffer kept from batch to batch, so the
+ * ended span is garbage while still young (held until its export, a batch of them outlived the young generation and
+ * cost the old one's collections) and no batch is walked twice. A batch's body is the one ResourceSpans (the
+ * service) with one ScopeSpans around the spans' bytes as written.
+ */
+export class ProtobufSpanQueue implements SpanQueue {
+  private readonly spans = new ProtobufWriter();
+  /** Where each queued span's bytes end in {@link spans}, in order. */
+  private ends: number[] = [];
+  private readonly body = new ProtobufWriter();
+
+  constructor(private readonly source: ExportSource) {}
+
+  get length(): number {
+    return this.ends.length;
+  }
+
+  push(span: FinishedSpan): void {
+    writeSpan(this.spans, span);
+    this.ends.push(this.spans.length);
+  }
+
+  take(max: number): Uint8Array<ArrayBuffer> {
+    const count = Math.min(max, this.ends.length);
+    const bytes = count === 0 ? 0 : this.ends[count - 1]!;
+    const w = this.body;
+    const resourceSpans = w.begin(1);
+    const resource = w.begin(1);
+    writeAttributes(w, 1, { 'service.name': this.source.serviceName });
+    w.end(resource);
+    const scopeSpans = w.begin(2);
+    const scope = w.begin(1);
+    w.string(1, this.source.scopeName);
+    w.end(scope);
+    w.copyFrom(this.spans, bytes);
+    w.end(scopeSpans);
+    w.end(resourceSpans);
+    this.spans.dropFirst(bytes);
+    this.ends = this.ends.slice(count);
+    for (let i = 0; i < this.ends.length; i++) this.ends[i]! -= bytes;
+    return w.finish();
+  }
 }

@@ -1,6 +1,6 @@
-// How OTLP spells a span's kind, status and times (opentelemetry/proto/trace/v1/trace.proto), shared by the JSON
-// and the protobuf encodings.
-import type { SpanKind, SpanStatus } from './span.js';
+// How OTLP spells a span's kind, status and times (opentelemetry/proto/trace/v1/trace.proto), and the queue of ended
+// spans each encoding keeps, shared by the JSON and the protobuf encodings.
+import type { FinishedSpan, SpanKind, SpanStatus } from './span.js';
 
 /** `Span.SpanKind`. */
 export const OTLP_SPAN_KIND: Record<SpanKind, number> = { internal: 1, server: 2, client: 3 };
@@ -15,4 +15,13 @@ export const unixNanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) *
 export interface ExportSource {
   readonly serviceName: string;
   readonly scopeName: string;
+}
+
+/** Ended spans waiting for their export, kept in the export's encoding. */
+export interface SpanQueue {
+  /** Spans queued. */
+  readonly length: number;
+  push(span: FinishedSpan): void;
+  /** The first `max` spans (all, when fewer) as one export request's body, and out of the queue. */
+  take(max: number): Uint8Array<ArrayBuffer> | string;
 }

@@ -1,5 +1,6 @@
 // The little of the protocol buffers wire format an OTLP export request needs: varints, fixed64, doubles,
-// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding"), written into one growing buffer.
+// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding"), written into one growing buffer that
+// a writer keeps from one export request to the next.
 
 const VARINT = 0;
 const FIXED64 = 1;
@@ -26,7 +27,7 @@ const varintSize = (value: number) => {
 
 /**
  * Writes a message's fields in order. A nested message is opened with {@link begin} and closed with {@link end},
- * which slides its content over to make room for its length: no writer, array or closure per message.
+ * which writes its length in the byte kept for it: no writer, array or closure per message.
  */
 export class ProtobufWriter {
   private buffer = new Uint8Array(1024);
@@ -117,25 +118,55 @@ export class ProtobufWriter {
     for (let i = 0; i < length; i += 2) this.byte((nibble(charCodeAt(hex, i)) << 4) | nibble(charCodeAt(hex, i + 1)));
   }
 
-  /** Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. */
+  /**
+   * Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. One byte is kept
+   * for its length, which is all a message under 128 bytes needs (every attribute): those are closed where they are.
+   */
   begin(field: number): number {
     this.tag(field, LENGTH_DELIMITED);
-    return this.position;
+    this.room(1);
+    return ++this.position;
   }
 
   /** Closes the nested message opened at `start`: its length goes before its content. */
   end(start: number): void {
     const length = this.position - start;
-    const size = varintSize(length);
-    this.room(size);
-    this.buffer.copyWithin(start + size, start, this.position);
-    const end = this.position + size;
-    this.position = start;
+    if (length < 0x80) {
+      this.buffer[start - 1] = length;
+      return;
+    }
+    // A longer one slides its content over by the bytes its length needs past the one kept.
+    const extra = varintSize(length) - 1;
+    this.room(extra);
+    this.buffer.copyWithin(start + extra, start, this.position);
+    const end = this.position + extra;
+    this.position = start - 1;
     this.varint(length);
     this.position = end;
   }
 
+  /** Bytes written so far. */
+  get length(): number {
+    return this.position;
+  }
+
+  /** Writes the first `bytes` bytes `other` holds, as they are (messages it wrote, each behind its tag). */
+  copyFrom(other: ProtobufWriter, bytes: number): void {
+    this.room(bytes);
+    this.buffer.set(other.buffer.subarray(0, bytes), this.position);
+    this.position += bytes;
+  }
+
+  /** Forgets the first `bytes` bytes: what follows them moves to the front. The buffer is kept for what comes next. */
+  dropFirst(bytes: number): void {
+    this.buffer.copyWithin(0, bytes, this.position);
+    this.position -= bytes;
+  }
+
+  /** A copy of what is written; the writer then starts again in the same buffer. */
   finish(): Uint8Array<ArrayBuffer> {
-    return this.buffer.slice(0, this.position);
+    const written = this.buffer.slice(0, this.position);
+    this.position = 0;
+    return written;
   }
 }
