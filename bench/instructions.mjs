@@ -58,7 +58,11 @@ function get(url, token) {
       res.on('data', (d) => (body += d));
       res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${res.statusCode}: ${body}`))));
     });
-    req.on('error', reject);
+    // A kept-alive connection the server closed as this request went out on it (a server slowed down by callgrind
+    // lets some idle past its keep-alive timeout): asked again on another, as a browser would.
+    req.on('error', (error) =>
+      (error.code === 'ECONNRESET' && req.reusedSocket ? get(url, token) : Promise.reject(error)).then(resolve, reject),
+    );
   });
 }
 

@@ -1,7 +1,8 @@
 // `node bench/traced-hit.mjs [--before <ref>] [--rounds N] [--seconds S] [--together] [--paced MS] [--no-build]`
-// (`npm run bench:traced`): what tracing costs a cache hit, every row in one run: this build untraced, with every trace
-// recorded (ratio 1.0) and with a tenth recorded (0.1), each traced gateway exporting over OTLP/HTTP (protobuf) to a
-// live collector of its own that reads every export and answers 200; beside them the stock-parts peer
+// [--no-worker] (`npm run bench:traced`): what tracing costs a cache hit, every row in one run: this build on Node
+// untraced, with every trace recorded (ratio 1.0) and with a tenth recorded (0.1), each traced gateway exporting over
+// OTLP/HTTP (protobuf) to a live collector of its own that reads every export and answers 200; the same three for the
+// Worker build under `workerd serve` (test/helpers/workerd-serve.mjs; its CPU is workerd's); beside them the stock-parts peer
 // (servers/stock-parts.mjs) untraced and traced with OpenTelemetry's own parts (@hono/otel, sdk-trace-base's batch
 // processor, the OTLP proto exporter) at the same two ratios, to the same kind of collector. The table gives each
 // traced row's server CPU per hit against its own untraced row (the targets: 1.25x at 1.0, 1.05x at 0.1) and, with
@@ -15,6 +16,7 @@ import { createServer } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startWorkerdLike } from '../test/helpers/workerd-serve.mjs';
 import {
   arg,
   BENCH_UPSTREAM_CLIENTS,
@@ -25,6 +27,7 @@ import {
   createHarness,
   LOAD_CORE,
   log,
+  SERVER_CORE,
   median,
   table,
 } from './harness.mjs';
@@ -40,6 +43,7 @@ const TARGET = { 1: 1.25, 0.1: 1.05 };
 /** With `--paced MS`, each connection waits MS after an answer: every row asks at about the same rate. */
 const PACE_MS = arg('--paced', undefined);
 const { canPin, startChild, withCpu, wrk } = createHarness();
+const NO_WORKER = process.argv.includes('--no-worker');
 
 build();
 const baselineScript = beforeRef === undefined ? null : buildBaseline(beforeRef);
@@ -68,11 +72,19 @@ const tracedEnv = (collector, ratio) => ({
   OTEL_TRACES_SAMPLER_ARG: String(ratio),
 });
 
-// Every row: its server, the untraced row it is set against, its ratio, its collector.
+// Every row: its server (a URL, a process whose CPU is counted, a stop), the untraced row it is set against, its
+// ratio, its collector.
 const rows = [];
 async function addRow(name, script, rowEnv, { peer, ratio, collector } = {}) {
-  const server = await startChild(script, { ...env, REDIS_URL: '', ...rowEnv });
+  const { child, url } = await startChild(script, { ...env, REDIS_URL: '', ...rowEnv });
+  const server = { url, pid: child.pid, stop: () => child.send({ type: 'stop' }) };
   rows.push({ name, server, peer, ratio, collector, runs: [] });
+}
+/** The Worker build under `workerd serve` (one isolate), pinned like the Node servers. */
+async function addWorkerRow(name, rowEnv, options = {}) {
+  const workerd = await startWorkerdLike({ ...env, ...rowEnv }, canPin ? ['taskset', '-c', SERVER_CORE] : []);
+  const server = { url: workerd.url, pid: workerd.pid, stop: () => workerd.close() };
+  rows.push({ name, server, runs: [], ...options });
 }
 const THIS = 'this build, untraced';
 await addRow(THIS, 'servers/gateway.mjs', {});
@@ -87,6 +99,19 @@ for (const ratio of [1, 0.1]) {
 if (baselineScript !== null) {
   await addRow(`before (${beforeRef}), untraced`, baselineScript, {});
   rows[0].peer = rows.at(-1).name;
+}
+
+if (!NO_WORKER) {
+  const WORKER = 'the Worker (workerd serve), untraced';
+  await addWorkerRow(WORKER, {});
+  for (const ratio of [1, 0.1]) {
+    const collector = await startCollector();
+    await addWorkerRow(`the Worker (workerd serve), ${ratio.toFixed(1)} traced`, tracedEnv(collector, ratio), {
+      peer: WORKER,
+      ratio,
+      collector,
+    });
+  }
 }
 
 // The stock-parts peer answers with the gateway's body; it verifies this build's token with the same secret.
@@ -127,13 +152,13 @@ for (const row of rows) if (row.collector) Object.assign(row.collector.counts, {
 for (let round = 0; round < ROUNDS; round++) {
   if (TOGETHER) {
     log(`round ${round + 1}/${ROUNDS}: all at once`);
-    const results = await Promise.all(rows.map((row) => withCpu(row.server.child.pid, () => load(row, SECONDS))));
+    const results = await Promise.all(rows.map((row) => withCpu(row.server.pid, () => load(row, SECONDS))));
     rows.forEach((row, i) => row.runs.push(results[i]));
     continue;
   }
   const order = round % 2 === 0 ? rows : [...rows].reverse();
   log(`round ${round + 1}/${ROUNDS}: ${order.map((row) => row.name).join(', ')}`);
-  for (const row of order) row.runs.push(await withCpu(row.server.child.pid, () => load(row, SECONDS)));
+  for (const row of order) row.runs.push(await withCpu(row.server.pid, () => load(row, SECONDS)));
 }
 
 const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
@@ -188,7 +213,7 @@ process.stdout.write(
     `${table([header, ...lines])}\n`,
 );
 
-for (const row of rows) row.server.child.send({ type: 'stop' });
+await Promise.all(rows.map((row) => row.server.stop()));
 for (const row of rows) row.collector?.server.close();
 await simulator.close();
 setTimeout(() => process.exit(0), 500).unref();

@@ -1,6 +1,6 @@
 // A batch of spans as an OTLP/HTTP `http/json` body: the protobuf JSON mapping with OTLP's exceptions (ids as hex,
 // enums as integers; OpenTelemetry specification, "OTLP/HTTP", "JSON Protobuf Encoding").
-import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixNanos, type ExportSource, type SpanQueue } from './otlp-values.js';
+import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixMicros, type ExportSource, type SpanQueue } from './otlp-values.js';
 import type { Attributes, AttributeValue, FinishedSpan, SpanLink } from './span.js';
 
 // int64 values are strings in the protobuf JSON mapping.
@@ -30,8 +30,8 @@ const span = (s: FinishedSpan) => ({
   ...(s.parentSpanId !== undefined && { parentSpanId: s.parentSpanId }),
   name: s.name,
   kind: OTLP_SPAN_KIND[s.kind],
-  startTimeUnixNano: String(unixNanos(s.startMs)),
-  endTimeUnixNano: String(unixNanos(s.endMs)),
+  startTimeUnixNano: `${unixMicros(s.startMs)}000`,
+  endTimeUnixNano: `${unixMicros(s.endMs)}000`,
   attributes: keyValues(s.attributes),
   links: s.links.map(link),
   status: {

@@ -8,8 +8,11 @@ export const OTLP_SPAN_KIND: Record<SpanKind, number> = { internal: 1, server: 2
 /** `Status.StatusCode`. */
 export const OTLP_STATUS_CODE: Record<SpanStatus['code'], number> = { unset: 0, ok: 1, error: 2 };
 
-/** Milliseconds since the epoch as OTLP's `fixed64` nanoseconds, to the microsecond. */
-export const unixNanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) * 1000n;
+/**
+ * Milliseconds since the epoch as whole microseconds: OTLP's `fixed64` nanoseconds are these times a thousand (below
+ * 2^53 until the year 2255, so exact as a number).
+ */
+export const unixMicros = (ms: number): number => Math.round(ms * 1000);
 
 /** What an export request names as its source: the service (OTEL_SERVICE_NAME) and the instrumentation scope. */
 export interface ExportSource {

@@ -76,11 +76,15 @@ export class ProtobufWriter {
     this.byte(Number(rest));
   }
 
-  /** A `fixed64`: little-endian, eight bytes. */
-  fixed64(field: number, value: bigint): void {
+  /** A `fixed64` of `value` × 1000, `value` a whole number below 2^53 (microseconds as nanoseconds): no BigInt made. */
+  fixed64Thousandfold(field: number, value: number): void {
     this.tag(field, FIXED64);
     this.room(8);
-    this.view.setBigUint64(this.position, BigInt.asUintN(64, value), true);
+    const high = Math.floor(value / 2 ** 32);
+    const low = (value - high * 2 ** 32) * 1000;
+    const carry = Math.floor(low / 2 ** 32);
+    this.view.setUint32(this.position, low - carry * 2 ** 32, true);
+    this.view.setUint32(this.position + 4, high * 1000 + carry, true);
     this.position += 8;
   }
 
@@ -143,6 +147,18 @@ export class ProtobufWriter {
     this.position = start - 1;
     this.varint(length);
     this.position = end;
+  }
+
+  /** Writes `bytes` as they are: a field written before, kept (see {@link copyOut}). */
+  raw(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buffer.set(bytes, this.position);
+    this.position += bytes.length;
+  }
+
+  /** A copy of the bytes written since `start`. */
+  copyOut(start: number): Uint8Array {
+    return this.buffer.slice(start, this.position);
   }
 
   /** Bytes written so far. */
