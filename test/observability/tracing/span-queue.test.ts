@@ -18,7 +18,13 @@ function span(i: number): FinishedSpan {
   return {
     name: `GET /v2/contacts/search ${i}`,
     kind: 'server',
-    context: { traceId: `${String(i).padStart(2, '0')}${'ab'.repeat(15)}`, spanId: 'cd'.repeat(8), sampled: true },
+    context: {
+      traceId: `${String(i).padStart(2, '0')}${'ab'.repeat(15)}`,
+      spanId: 'cd'.repeat(8),
+      sampled: true,
+      random: true,
+      traceState: undefined,
+    },
     parentSpanId: undefined,
     startMs: START_MS + i,
     endMs: START_MS + i + 0.25,
@@ -47,7 +53,7 @@ describe.each([
   it('gives every span whole and in order, batch by batch, as spans keep ending', async () => {
     receiver.requests.length = 0;
     const queue = queueOf();
-    const post = (body: Uint8Array | string) =>
+    const post = (body: Uint8Array<ArrayBuffer> | string) =>
       fetch(receiver.url, { method: 'POST', headers: { 'content-type': contentType }, body }).then((r) => r.status);
     for (let i = 0; i < 7; i++) queue.push(span(i));
     expect(await post(queue.take(3))).toBe(200);
