@@ -6,7 +6,7 @@
 // (servers/stock-parts.mjs) untraced and traced with OpenTelemetry's own parts (@hono/otel, sdk-trace-base's batch
 // processor, the OTLP proto exporter) at the same two ratios, to the same kind of collector. The table gives each
 // traced row's server CPU per hit against its own untraced row (the targets: 1.25x at 1.0, 1.05x at 0.1) and, with
-// --before, this build's untraced hit against the baseline; beside the CPU, its user-space share (the kernel's share of a
+// --before, this build's untraced hit against the baseline and the baseline's own traced rows; beside the CPU, its user-space share (the kernel's share of a
 // saturated hit grows as a server slows: each answer then wakes an idle client). Rounds alternate the order;
 // --together loads all servers at once (ratios that hold when the machine's speed drifts); --paced MS has each
 // connection wait MS after every answer, so every row serves about the same rate. Loopback only; servers on core 0,
@@ -96,9 +96,28 @@ for (const ratio of [1, 0.1]) {
     collector,
   });
 }
+// The same at 1.0 in export requests of 2,048 spans (a queue of 8,192): what the batch size alone is worth.
+{
+  const collector = await startCollector();
+  await addRow(
+    'this build, 1.0 traced, batches of 2,048',
+    'servers/gateway.mjs',
+    { ...tracedEnv(collector, 1), OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048', OTEL_BSP_MAX_QUEUE_SIZE: '8192' },
+    { peer: THIS, ratio: 1, collector },
+  );
+}
 if (baselineScript !== null) {
-  await addRow(`before (${beforeRef}), untraced`, baselineScript, {});
-  rows[0].peer = rows.at(-1).name;
+  const BEFORE = `before (${beforeRef}), untraced`;
+  await addRow(BEFORE, baselineScript, {});
+  rows[0].peer = BEFORE;
+  for (const ratio of [1, 0.1]) {
+    const collector = await startCollector();
+    await addRow(`before (${beforeRef}), ${ratio.toFixed(1)} traced`, baselineScript, tracedEnv(collector, ratio), {
+      peer: BEFORE,
+      ratio,
+      collector,
+    });
+  }
 }
 
 if (!NO_WORKER) {
