@@ -1,4 +1,4 @@
-// `node bench/instructions.mjs [--before <git-ref>] [--requests N] [--warm N] [--no-build] [--idp]` (`npm run
+// `node bench/instructions.mjs [--before <git-ref>] [--requests N] [--warm N] [--no-build] [--idp] [--tracing-only]` (`npm run
 // bench:instructions`): the instructions one cache hit costs in user space, counted by valgrind's callgrind, for bare
 // node:http answering the same body, this build, this build with tracing on at ratios 1.0 and 0.1, and (with --before)
 // the build of <ref> the same three ways, side by side in one run. `--idp`: this build with a gateway token, and with access tokens of a real
@@ -35,6 +35,8 @@ if (spawnSync('valgrind', ['--version']).status !== 0) {
 
 const beforeRef = arg('--before', undefined);
 const withIdp = process.argv.includes('--idp');
+/** `--tracing-only`: the traced rows alone (this build's and, with --before, the baseline's). */
+const tracingOnly = process.argv.includes('--tracing-only');
 const REQUESTS = Number(arg('--requests', '3000'));
 const WARM = Number(arg('--warm', '10000'));
 const HIT_NUMBER = '+442079460010';
@@ -139,7 +141,7 @@ const gatewayEnv = { ...benchGatewayEnv(simulator.url), REDIS_URL: '', UPSTREAM_
 const results = {};
 if (withIdp) await measureIdp();
 else {
-  results['this build'] = await measure('this build', 'servers/gateway.mjs', gatewayEnv, true);
+  if (!tracingOnly) results['this build'] = await measure('this build', 'servers/gateway.mjs', gatewayEnv, true);
   await measureTracing('this build', 'servers/gateway.mjs');
   if (baselineScript !== null) await measureTracing(`before (${beforeRef})`, baselineScript);
 }
@@ -191,14 +193,15 @@ async function measureIdp() {
     await idp.stop();
   }
 }
-if (baselineScript !== null)
+if (baselineScript !== null && !tracingOnly)
   results[`before (${beforeRef})`] = await measure(`before (${beforeRef})`, baselineScript, gatewayEnv, true);
-results['bare node:http'] = await measure(
-  'bare node:http',
-  'servers/bare-node.mjs',
-  { BENCH_BODY_FILE: bodyFile, BENCH_NUMBER: HIT_NUMBER },
-  false,
-);
+if (!tracingOnly)
+  results['bare node:http'] = await measure(
+    'bare node:http',
+    'servers/bare-node.mjs',
+    { BENCH_BODY_FILE: bodyFile, BENCH_NUMBER: HIT_NUMBER },
+    false,
+  );
 
 const bare = results['bare node:http'];
 const before = baselineScript === null ? undefined : results[`before (${beforeRef})`];
@@ -214,16 +217,17 @@ const rows = [
 ];
 /** A traced row's own build without tracing. */
 const untracedOf = (name) => results[name.replace(/, tracing on \(ratio [\d.]+\)$/, '')];
+/** `value / reference` as a ratio, or nothing where the reference was not measured (`--tracing-only`). */
+const ratioTo = (value, reference) => (reference === undefined ? '' : `${(value / reference).toFixed(3)}x`);
+const thisBuild = results['this build'] ?? results['this build, gateway token'];
 for (const [name, perHit] of Object.entries(results))
   rows.push([
     name,
     Math.round(perHit).toLocaleString('en'),
-    (bare / perHit).toFixed(2),
-    before === undefined || name === 'bare node:http' ? '' : `${(perHit / before).toFixed(3)}x`,
-    name === 'bare node:http'
-      ? ''
-      : `${(perHit / (results['this build'] ?? results['this build, gateway token'])).toFixed(3)}x`,
-    name.includes('tracing on') && untracedOf(name) ? `${(perHit / untracedOf(name)).toFixed(3)}x` : '',
+    bare === undefined ? '' : (bare / perHit).toFixed(2),
+    name === 'bare node:http' ? '' : ratioTo(perHit, before),
+    name === 'bare node:http' ? '' : ratioTo(perHit, thisBuild),
+    name.includes('tracing on') ? ratioTo(perHit, untracedOf(name)) : '',
   ]);
 console.log(
   `\ninstructions per cache hit (callgrind; ${REQUESTS} hits after ${WARM}, 50 connections; ${new Date().toISOString()}, node ${process.version})`,
