@@ -25,6 +25,9 @@ export interface SpanQueue {
   /** Spans queued. */
   readonly length: number;
   push(span: FinishedSpan): void;
-  /** The first `max` spans (all, when fewer) as one export request's body, and out of the queue. */
+  /**
+   * The first `max` spans (all, when fewer) as one export request's body, and out of the queue. A binary body is a
+   * view of the queue's own buffer: it holds until the next `take`.
+   */
   take(max: number): Uint8Array<ArrayBuffer> | string;
 }
