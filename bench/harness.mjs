@@ -48,21 +48,31 @@ export function createHarness() {
   }
   process.on('exit', stopAll);
 
-  /** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
-  function cpuUs(pid) {
+  /** CPU time a process has used in user space and in the kernel, in microseconds; null where /proc is missing. */
+  function cpuSplitUs(pid) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+      return { user: Number(fields[11]) * TICK_US, system: Number(fields[12]) * TICK_US };
     } catch {
       return null;
     }
   }
-  /** Runs `measure` and adds the server's CPU microseconds per request: stable where wall-clock req/s is noisy. */
+  /** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
+  function cpuUs(pid) {
+    const split = cpuSplitUs(pid);
+    return split === null ? null : split.user + split.system;
+  }
+  /**
+   * Runs `measure` and adds the server's CPU microseconds per request (`cpuPerReq`, and of it `userPerReq` in user
+   * space): stable where wall-clock req/s is noisy.
+   */
   async function withCpu(pid, measure) {
-    const before = cpuUs(pid);
+    const before = cpuSplitUs(pid);
     const r = await measure();
-    const after = cpuUs(pid);
-    r.cpuPerReq = before === null || after === null ? NaN : (after - before) / r.requests;
+    const after = cpuSplitUs(pid);
+    const per = (key) => (before === null || after === null ? NaN : (after[key] - before[key]) / r.requests);
+    r.userPerReq = per('user');
+    r.cpuPerReq = r.userPerReq + per('system');
     return r;
   }
 
@@ -93,7 +103,7 @@ export function createHarness() {
     });
   }
 
-  return { canPin, pinned, children, startChild, ask, stopAll, cpuUs, withCpu, wrk };
+  return { canPin, pinned, children, startChild, ask, stopAll, cpuUs, cpuSplitUs, withCpu, wrk };
 }
 
 /** The bench client's secret; `bench` is its id (an admin client too). */

@@ -4,9 +4,21 @@
 // rate-limiter-flexible's RateLimiterMemory per client with the RateLimit header fields, libphonenumber-js
 // normalising `what`, and an LRUCache holding the answer per E.164 number. It answers a hit with the gateway's body
 // and header fields. Only hits are measured: the cache holds the number the bench asks for (BENCH_BODY_FILE,
-// BENCH_NUMBER); any other number answers 404.
+// BENCH_NUMBER); any other number answers 404. With OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, it is traced the way a team
+// would assemble it from OpenTelemetry's stock parts: @hono/otel's middleware in front, sdk-trace-base's provider with
+// a parent-based trace-id-ratio sampler (OTEL_TRACES_SAMPLER_ARG) and its BatchSpanProcessor (the OTEL_BSP_* defaults),
+// and the OTLP/HTTP protobuf exporter (the endpoint and timeout from its own OTEL_* variables).
 import { readFileSync } from 'node:fs';
+import { httpInstrumentationMiddleware } from '@hono/otel';
 import { serve } from '@hono/node-server';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import { prometheus } from '@hono/prometheus';
 import { Hono } from 'hono';
 import { jwt } from 'hono/jwt';
@@ -36,6 +48,16 @@ const problem = (c, status, title, extra = {}) =>
   });
 
 const app = new Hono();
+if (process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+  const tracerProvider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'stock-parts' }),
+    sampler: new ParentBasedSampler({
+      root: new TraceIdRatioBasedSampler(Number(process.env.OTEL_TRACES_SAMPLER_ARG ?? '1')),
+    }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  app.use(httpInstrumentationMiddleware({ tracerProvider }));
+}
 app.use(requestId());
 app.use(
   pinoLogger({

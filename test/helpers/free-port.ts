@@ -1,13 +1,2 @@
-// A loopback port that was free a moment ago, for servers that must be told their port up front.
-import { createServer } from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+// A loopback port that was free a moment ago (free-port.mjs), for the tests written in TypeScript.
+export { freePort } from './free-port.mjs';

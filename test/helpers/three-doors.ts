@@ -6,7 +6,7 @@ import type { EnvSource } from '../../src/config/settings-table.js';
 import { rawExchange, type RawResponse } from './raw-http.js';
 import type { captureLogger } from './recorders.js';
 import { wranglerPresent } from './wrangler-dev.js';
-import { startWorkerdLike, type WorkerdServe } from './workerd-serve.js';
+import { startWorkerdLike, type WorkerdServe } from './workerd-serve.mjs';
 
 export const NODE_SERVER = "Node's server";
 const IN_PROCESS = 'the app in process';

@@ -6,16 +6,19 @@ import type { TracingConfig } from '../../config/config.js';
 import { declaredTooLarge, readWithin } from '../../base/bounded-body.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from '../../base/version.js';
 import { nextTryIn, retryableStatus, type DropCause, type FailedTry } from './export-retry.js';
-import { encodeOtlpJson } from './otlp-json.js';
-import { encodeOtlpProtobuf } from './otlp-protobuf.js';
-import type { ExportSource } from './otlp-values.js';
-import type { FinishedSpan } from './span.js';
+import { JsonSpanQueue } from './otlp-json.js';
+import { ProtobufSpanQueue } from './otlp-protobuf.js';
+import type { ExportSource, SpanQueue } from './otlp-values.js';
 
 /** The Fetch API's `fetch`, or any function that answers like it (tests, a runtime's own client). */
 export type FetchFunction = (url: string, init: RequestInit) => Promise<Response>;
 
-/** Sends one batch; resolves undefined when the collector accepted it (2xx), else why not. Never rejects. */
-export type SendSpans = (spans: readonly FinishedSpan[]) => Promise<DropCause | undefined>;
+/** An exporter: the queue its spans wait in, already in its encoding, and how a batch taken from it is sent. */
+export interface OtlpExporter {
+  readonly queue: SpanQueue;
+  /** Sends one body the queue gave; resolves undefined when the collector accepted it (2xx), else why not. Never rejects. */
+  send(body: Uint8Array<ArrayBuffer> | string): Promise<DropCause | undefined>;
+}
 
 /** The waits between tries: the runtime's timer and the spans' clock (epoch ms). */
 export interface ExportClock {
@@ -36,7 +39,7 @@ interface Export {
   readonly fetch: FetchFunction;
 }
 
-export function otlpSender(config: TracingConfig, fetch: FetchFunction, clock: ExportClock): SendSpans {
+export function otlpSender(config: TracingConfig, fetch: FetchFunction, clock: ExportClock): OtlpExporter {
   const source: ExportSource = { serviceName: config.serviceName, scopeName: GATEWAY_NAME };
   const json = config.protocol === 'http/json';
   // `identity`: an answer the runtime would unpack (Node's and Workers' fetch decode gzip) is not asked for.
@@ -46,13 +49,14 @@ export function otlpSender(config: TracingConfig, fetch: FetchFunction, clock: E
     'content-type': json ? 'application/json' : 'application/x-protobuf',
     'accept-encoding': 'identity',
   };
-  return async (spans) => {
-    const body = json ? encodeOtlpJson(spans, source) : encodeOtlpProtobuf(spans, source);
+  const queue = json ? new JsonSpanQueue(source) : new ProtobufSpanQueue(source);
+  const send = (body: Uint8Array<ArrayBuffer> | string) => {
     // A redirect is an answer like any other, here a failed export: followed, it would post the batch and the
     // configured headers (an api-key) to wherever the collector points, or turn the export into a bodiless GET.
     const init: RequestInit = { method: 'POST', headers, body, redirect: 'manual' };
     return tryUntilDone({ url: config.url, init, clock, fetch }, clock.now() + config.timeoutMs);
   };
+  return { queue, send };
 }
 
 /** Tries the export until the collector takes it, refuses it for good, or the attempts or the time run out. */

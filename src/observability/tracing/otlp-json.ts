@@ -1,6 +1,6 @@
 // A batch of spans as an OTLP/HTTP `http/json` body: the protobuf JSON mapping with OTLP's exceptions (ids as hex,
 // enums as integers; OpenTelemetry specification, "OTLP/HTTP", "JSON Protobuf Encoding").
-import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixNanos, type ExportSource } from './otlp-values.js';
+import { OTLP_SPAN_KIND, OTLP_STATUS_CODE, unixMicros, type ExportSource, type SpanQueue } from './otlp-values.js';
 import type { Attributes, AttributeValue, FinishedSpan, SpanLink } from './span.js';
 
 // int64 values are strings in the protobuf JSON mapping.
@@ -30,8 +30,8 @@ const span = (s: FinishedSpan) => ({
   ...(s.parentSpanId !== undefined && { parentSpanId: s.parentSpanId }),
   name: s.name,
   kind: OTLP_SPAN_KIND[s.kind],
-  startTimeUnixNano: String(unixNanos(s.startMs)),
-  endTimeUnixNano: String(unixNanos(s.endMs)),
+  startTimeUnixNano: `${unixMicros(s.startMs)}000`,
+  endTimeUnixNano: `${unixMicros(s.endMs)}000`,
   attributes: keyValues(s.attributes),
   links: s.links.map(link),
   status: {
@@ -40,14 +40,29 @@ const span = (s: FinishedSpan) => ({
   },
 });
 
-/** The request body: one ResourceSpans (the service) with one ScopeSpans holding every span. */
-export function encodeOtlpJson(spans: readonly FinishedSpan[], source: ExportSource): string {
-  return JSON.stringify({
-    resourceSpans: [
-      {
-        resource: { attributes: keyValues({ 'service.name': source.serviceName }) },
-        scopeSpans: [{ scope: { name: source.scopeName }, spans: spans.map(span) }],
-      },
-    ],
-  });
+/** Spans as an `http/json` body: kept as they ended, written out a batch at a time. */
+export class JsonSpanQueue implements SpanQueue {
+  private readonly spans: FinishedSpan[] = [];
+
+  constructor(private readonly source: ExportSource) {}
+
+  get length(): number {
+    return this.spans.length;
+  }
+
+  push(span: FinishedSpan): void {
+    this.spans.push(span);
+  }
+
+  /** One ResourceSpans (the service) with one ScopeSpans holding the spans. */
+  take(max: number): string {
+    return JSON.stringify({
+      resourceSpans: [
+        {
+          resource: { attributes: keyValues({ 'service.name': this.source.serviceName }) },
+          scopeSpans: [{ scope: { name: this.source.scopeName }, spans: this.spans.splice(0, max).map(span) }],
+        },
+      ],
+    });
+  }
 }

@@ -1,5 +1,6 @@
 // The little of the protocol buffers wire format an OTLP export request needs: varints, fixed64, doubles,
-// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding"), written into one growing buffer.
+// length-delimited strings, bytes and nested messages (protobuf.dev, "Encoding"), written into one growing buffer that
+// a writer keeps from one export request to the next.
 
 const VARINT = 0;
 const FIXED64 = 1;
@@ -16,7 +17,7 @@ const utf8 = new TextEncoder();
 const charCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt) as (text: string, index: number) => number;
 
 /** A hex digit's value by its character code: ids are lowercase hex (trace-context.ts and trace-ids.ts see to it). */
-const nibble = (code: number) => (code <= 0x39 ? code - 0x30 : code - 0x57);
+const NIBBLE = Uint8Array.from({ length: 0x67 }, (_, code) => (code <= 0x39 ? code - 0x30 : code - 0x57));
 
 const varintSize = (value: number) => {
   let size = 1;
@@ -26,7 +27,7 @@ const varintSize = (value: number) => {
 
 /**
  * Writes a message's fields in order. A nested message is opened with {@link begin} and closed with {@link end},
- * which slides its content over to make room for its length: no writer, array or closure per message.
+ * which writes its length in the byte kept for it: no writer, array or closure per message.
  */
 export class ProtobufWriter {
   private buffer = new Uint8Array(1024);
@@ -75,11 +76,15 @@ export class ProtobufWriter {
     this.byte(Number(rest));
   }
 
-  /** A `fixed64`: little-endian, eight bytes. */
-  fixed64(field: number, value: bigint): void {
+  /** A `fixed64` of `value` × 1000, `value` a whole number below 2^53 (microseconds as nanoseconds): no BigInt made. */
+  fixed64Thousandfold(field: number, value: number): void {
     this.tag(field, FIXED64);
     this.room(8);
-    this.view.setBigUint64(this.position, BigInt.asUintN(64, value), true);
+    const high = Math.floor(value / 2 ** 32);
+    const low = (value - high * 2 ** 32) * 1000;
+    const carry = Math.floor(low / 2 ** 32);
+    this.view.setUint32(this.position, low - carry * 2 ** 32, true);
+    this.view.setUint32(this.position + 4, high * 1000 + carry, true);
     this.position += 8;
   }
 
@@ -114,28 +119,74 @@ export class ProtobufWriter {
     const length = hex.length;
     this.varint(length / 2);
     this.room(length / 2);
-    for (let i = 0; i < length; i += 2) this.byte((nibble(charCodeAt(hex, i)) << 4) | nibble(charCodeAt(hex, i + 1)));
+    for (let i = 0; i < length; i += 2) this.byte((NIBBLE[charCodeAt(hex, i)]! << 4) | NIBBLE[charCodeAt(hex, i + 1)]!);
   }
 
-  /** Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. */
+  /**
+   * Opens a nested message at `field`; its fields follow, then {@link end} with what this returned. One byte is kept
+   * for its length, which is all a message under 128 bytes needs (every attribute): those are closed where they are.
+   */
   begin(field: number): number {
     this.tag(field, LENGTH_DELIMITED);
-    return this.position;
+    this.room(1);
+    return ++this.position;
   }
 
   /** Closes the nested message opened at `start`: its length goes before its content. */
   end(start: number): void {
     const length = this.position - start;
-    const size = varintSize(length);
-    this.room(size);
-    this.buffer.copyWithin(start + size, start, this.position);
-    const end = this.position + size;
-    this.position = start;
+    if (length < 0x80) {
+      this.buffer[start - 1] = length;
+      return;
+    }
+    // A longer one slides its content over by the bytes its length needs past the one kept.
+    const extra = varintSize(length) - 1;
+    this.room(extra);
+    this.buffer.copyWithin(start + extra, start, this.position);
+    const end = this.position + extra;
+    this.position = start - 1;
     this.varint(length);
     this.position = end;
   }
 
+  /** Writes `bytes` as they are: a field written before, kept (see {@link copyOut}). */
+  raw(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buffer.set(bytes, this.position);
+    this.position += bytes.length;
+  }
+
+  /** A copy of the bytes written since `start`. */
+  copyOut(start: number): Uint8Array {
+    return this.buffer.slice(start, this.position);
+  }
+
+  /** Bytes written so far. */
+  get length(): number {
+    return this.position;
+  }
+
+  /** Writes the first `bytes` bytes `other` holds, as they are (messages it wrote, each behind its tag). */
+  copyFrom(other: ProtobufWriter, bytes: number): void {
+    this.room(bytes);
+    this.buffer.set(other.buffer.subarray(0, bytes), this.position);
+    this.position += bytes;
+  }
+
+  /** Forgets the first `bytes` bytes: what follows them moves to the front. The buffer is kept for what comes next. */
+  dropFirst(bytes: number): void {
+    this.buffer.copyWithin(0, bytes, this.position);
+    this.position -= bytes;
+  }
+
+  /**
+   * What is written, as a view of the writer's buffer, which the writer then starts again in: the view holds until
+   * the next write. (An export request's body is copied by `fetch` as it is called, as the Fetch standard's "extract
+   * a body" does, so a view is all it needs and no 200 KB copy is made per batch.)
+   */
   finish(): Uint8Array<ArrayBuffer> {
-    return this.buffer.slice(0, this.position);
+    const written = this.buffer.subarray(0, this.position);
+    this.position = 0;
+    return written;
   }
 }

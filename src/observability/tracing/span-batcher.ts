@@ -1,7 +1,7 @@
 // Spans on their way to the collector: a bounded queue, sent in batches after a delay (or as soon as a batch is
 // full) by one export loop at a time, off every answer's path. What does not fit, or fails to send, is counted.
 import { DROP_CAUSES, type DropCause } from './export-retry.js';
-import type { SendSpans } from './otlp-http.js';
+import type { OtlpExporter } from './otlp-http.js';
 import type { FinishedSpan, SpanSink } from './span.js';
 
 export interface BatchOptions {
@@ -30,7 +30,8 @@ export interface BatcherRuntime {
 
 /** The sink a tracer ends its spans into; the runtime and the metrics read it. */
 export class SpanBatcher implements SpanSink {
-  private readonly queue: FinishedSpan[] = [];
+  /** The exporter's: a span is written in the export's encoding as it ends (otlp-protobuf.ts says why). */
+  private readonly queue: OtlpExporter['queue'];
   private readonly droppedSpans = Object.fromEntries(DROP_CAUSES.map((c) => [c, 0])) as Record<DropCause, number>;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -38,10 +39,12 @@ export class SpanBatcher implements SpanSink {
   private draining = false;
 
   constructor(
-    private readonly send: SendSpans,
+    private readonly exporter: OtlpExporter,
     private readonly options: BatchOptions,
     private readonly runtime: BatcherRuntime,
-  ) {}
+  ) {
+    this.queue = exporter.queue;
+  }
 
   now(): number {
     return this.runtime.now();
@@ -90,9 +93,9 @@ export class SpanBatcher implements SpanSink {
         this.wake = undefined;
       }
       delay = this.options.scheduleDelayMs;
-      const batch = this.queue.splice(0, this.options.maxExportBatchSize);
-      const cause = await this.send(batch);
-      if (cause !== undefined) this.droppedSpans[cause] += batch.length;
+      const spans = Math.min(this.queue.length, this.options.maxExportBatchSize);
+      const cause = await this.exporter.send(this.queue.take(this.options.maxExportBatchSize));
+      if (cause !== undefined) this.droppedSpans[cause] += spans;
     }
   }
 }

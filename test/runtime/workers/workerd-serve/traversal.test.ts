@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../../../helpers/raw-http.js';
 import { wranglerPresent } from '../../../helpers/wrangler-dev.js';
-import { startWorkerdServe, type WorkerdServe } from '../../../helpers/workerd-serve.js';
+import { startWorkerdServe, type WorkerdServe } from '../../../helpers/workerd-serve.mjs';
 
 const BINDINGS: Record<string, string> = {
   // Nothing listens on port 9: the token endpoint is unreachable, which these requests never need.

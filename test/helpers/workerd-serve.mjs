@@ -1,17 +1,17 @@
 // Runs the Worker build as workerd itself serves it (`workerd serve`, no wrangler proxy in front): the bundle
-// `wrangler deploy --dry-run` makes, with text bindings, on a loopback port, reaching only local addresses.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+// `wrangler deploy --dry-run` makes, with text bindings, on a loopback port, reaching only local addresses. Plain
+// JavaScript (types in workerd-serve.d.mts): the tests and the benchmarks (bench/traced-hit.mjs) start it alike.
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './free-port.js';
-import { rawRequest } from './raw-http.js';
+import { freePort } from './free-port.mjs';
 
 const run = promisify(execFile);
 const WORKERD = 'node_modules/workerd/bin/workerd';
 
-function capnpConfig(port: number, bindings: Record<string, string>): string {
+function capnpConfig(port, bindings) {
   const text = Object.entries(bindings)
     .map(([name, value]) => `    (name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)}),`)
     .join('\n');
@@ -32,15 +32,10 @@ ${text}
 `;
 }
 
-export interface WorkerdServe {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** Bundles the Worker, starts workerd with `bindings` and waits until /healthz answers. */
-export async function startWorkerdServe(bindings: Record<string, string>): Promise<WorkerdServe> {
+/** Bundles the Worker, starts workerd with `bindings` (under `wrap`, e.g. taskset) and waits until /healthz answers. */
+export async function startWorkerdServe(bindings, wrap = []) {
   const dir = await mkdtemp(join(tmpdir(), 'callerid-workerd-'));
-  let workerd: ChildProcess | undefined;
+  let workerd;
   const close = async () => {
     workerd?.kill('SIGTERM');
     await rm(dir, { recursive: true, force: true });
@@ -52,18 +47,19 @@ export async function startWorkerdServe(bindings: Record<string, string>): Promi
     });
     const port = await freePort();
     await writeFile(join(dir, 'gateway.capnp'), capnpConfig(port, bindings));
-    workerd = spawn(join(process.cwd(), WORKERD), ['serve', 'gateway.capnp'], { cwd: dir, stdio: 'ignore' });
+    const [command, ...args] = [...wrap, join(process.cwd(), WORKERD), 'serve', 'gateway.capnp'];
+    workerd = spawn(command, args, { cwd: dir, stdio: 'ignore' });
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     for (;;) {
       try {
-        if ((await rawRequest(url, 'GET /healthz HTTP/1.1\r\nHost: x', 1000)).status === 200) break;
+        if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200) break;
       } catch (err) {
         if (Date.now() > deadline) throw err;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    return { url, close };
+    return { url, pid: workerd.pid, close };
   } catch (err) {
     await close();
     throw err;
@@ -74,9 +70,10 @@ export async function startWorkerdServe(bindings: Record<string, string>): Promi
  * The Worker with a Node gateway's settings as its bindings (what only a listener reads left out), quiet, and the
  * PUBLIC_BASE_URL a Worker requires.
  */
-export function startWorkerdLike(env: Record<string, string | undefined>): Promise<WorkerdServe> {
-  const vars = Object.entries(env).filter(
-    (entry): entry is [string, string] => !['PORT', 'HOST'].includes(entry[0]) && Boolean(entry[1]),
+export function startWorkerdLike(env, wrap = []) {
+  const vars = Object.entries(env).filter((entry) => !['PORT', 'HOST'].includes(entry[0]) && Boolean(entry[1]));
+  return startWorkerdServe(
+    { PUBLIC_BASE_URL: 'http://localhost', ...Object.fromEntries(vars), LOG_LEVEL: 'silent' },
+    wrap,
   );
-  return startWorkerdServe({ PUBLIC_BASE_URL: 'http://localhost', ...Object.fromEntries(vars), LOG_LEVEL: 'silent' });
 }

@@ -1,0 +1,2 @@
+// Types of free-port.mjs.
+export function freePort(): Promise<number>;
