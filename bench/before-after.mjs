@@ -1,13 +1,15 @@
-// `node bench/before-after.mjs [--before <baseline or git-ref>] [--rounds N] [--seconds S] [--no-build]` (`npm run
-// bench:before-after`): the CPU a cache hit (50 connections) and a miss (1 connection, distinct numbers) cost in this
-// build against a named baseline (bench/baselines.mjs; default the one DEFAULT_BASELINE names), paired round by round.
-// Three gateways take each round's load at the same moment, each under its own wrk: this build, a second process of
-// this build (the control), and the baseline. Each round gives the ratio of this build's CPU per request to the
-// baseline's, and of the control's to this build's; the table has the median of each and the spread of the middle
-// half of the rounds. The control is what the instrument reads for two identical servers: a ratio to the baseline
-// tells something only where it stands outside the control's spread. Pairing within a round cancels the machine's
-// drift between rounds (a shared 2-CPU machine's speed moves by a third over a minute); the wrk that starts first
-// changes every round, since a server loaded a moment longer alone answers with fewer requests per wake-up.
+// `node bench/before-after.mjs [--before <baseline or git-ref>] [--launches L] [--rounds N] [--seconds S] [--no-build]`
+// (`npm run bench:before-after`): the CPU a cache hit (50 connections) and a miss (1 connection, distinct numbers) cost
+// in this build against a named baseline (bench/baselines.mjs; default the one DEFAULT_BASELINE names), paired round
+// by round. Each launch starts three gateways: this build, a second process of this build (the control), and the
+// baseline; they take each round's load at the same moment, each under its own wrk. Each round gives the ratio of this
+// build's CPU per request (the mean of its two processes) to the baseline's, and of the control's to the first
+// process of this build; the table has the median of each over every round of every launch and, in brackets, the
+// middle half of the rounds. The control is what the instrument reads for two identical servers: a process's own
+// luck (where its heap and code land, its hash seeds) moves its cost by a few percent for as long as it runs, which
+// is why the gateways are started anew for each launch. Pairing within a round cancels the machine's drift between
+// rounds (a shared 2-CPU machine's speed moves by a third over a minute); the wrk that starts first changes every
+// round, since a server loaded a moment longer alone answers with fewer requests per wake-up.
 import { spawnSync } from 'node:child_process';
 import {
   arg,
@@ -26,7 +28,8 @@ import {
 import { DEFAULT_BASELINE } from './baselines.mjs';
 
 const beforeName = arg('--before', DEFAULT_BASELINE);
-const ROUNDS = Number(arg('--rounds', '15'));
+const LAUNCHES = Number(arg('--launches', '4'));
+const ROUNDS = Number(arg('--rounds', '5'));
 const SECONDS = Number(arg('--seconds', '3'));
 const HIT_PATH = `/v2/contacts/search?what=${encodeURIComponent('+442079460010')}`;
 /** Fresh numbers per miss run: a c=1 run stays well under 4,000 requests a second. */
@@ -41,17 +44,25 @@ const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
 const simulator = await startSimulatorServer({
   clients: BENCH_UPSTREAM_CLIENTS,
-  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(MISS_STEP * 3 * (ROUNDS + 1), PROVIDERS.swissdir)],
+  directory: [...DIRECTORY_ENTRIES, ...syntheticDirectory(MISS_STEP * 3 * (ROUNDS + 1) * LAUNCHES, PROVIDERS.swissdir)],
 });
 
 const env = { ...benchGatewayEnv(simulator.url), REDIS_URL: '' };
-const gateways = {
-  'this build': await startChild('servers/gateway.mjs', env),
-  'this build, control': await startChild('servers/gateway.mjs', env),
-  [`before (${beforeName})`]: await startChild(baselineScript, env),
-};
-const names = Object.keys(gateways);
-for (const g of Object.values(gateways)) g.token = await login(g.url);
+const SELF = 'this build';
+const CONTROL = 'this build, control';
+const BEFORE = `before (${beforeName})`;
+const names = [SELF, CONTROL, BEFORE];
+/** The running gateways of the current launch, by name. */
+let gateways = {};
+
+async function startGateways() {
+  gateways = {
+    [SELF]: await startChild('servers/gateway.mjs', env),
+    [CONTROL]: await startChild('servers/gateway.mjs', env),
+    [BEFORE]: await startChild(baselineScript, env),
+  };
+  for (const g of Object.values(gateways)) g.token = await login(g.url);
+}
 
 async function login(url) {
   const body = new URLSearchParams({
@@ -113,32 +124,40 @@ function spread(values) {
 const fmt = ({ median: m, low, high }) => `${m.toFixed(3)}x (${low.toFixed(3)}–${high.toFixed(3)})`;
 
 function rowsOf(path, rounds) {
-  const [self, control, before] = names;
   const cpu = (n) => median(rounds.map((r) => r[n])).toFixed(1);
+  const self = (r) => (r[SELF] + r[CONTROL]) / 2;
   return [
-    [
-      path,
-      cpu(self),
-      cpu(before),
-      fmt(spread(rounds.map((r) => r[self] / r[before]))),
-      fmt(spread(rounds.map((r) => r[control] / r[self]))),
-    ],
+    path,
+    cpu(SELF),
+    cpu(CONTROL),
+    cpu(BEFORE),
+    fmt(spread(rounds.map((r) => self(r) / r[BEFORE]))),
+    fmt(spread(rounds.map((r) => r[CONTROL] / r[SELF]))),
   ];
 }
 
-const hit = await measure('hit c=50', hitLoad());
-const miss = await measure('miss c=1', missLoad());
+const hit = [];
+const miss = [];
+const missing = missLoad();
+for (let i = 0; i < LAUNCHES; i++) {
+  log(`launch ${i + 1}/${LAUNCHES}: three gateways started anew`);
+  await startGateways();
+  hit.push(...(await measure('hit c=50', hitLoad())));
+  miss.push(...(await measure('miss c=1', missing)));
+  for (const g of Object.values(gateways)) g.child.kill('SIGKILL');
+}
 const head = [
   'path',
   'this build µs/req',
-  `${names[2]} µs/req`,
+  'control µs/req',
+  `${BEFORE} µs/req`,
   'this / before (middle half)',
   'control / this (middle half)',
 ];
 process.stdout.write(
-  `\nCPU per request, this build against ${names[2]}, ${ROUNDS} paired rounds of ${SECONDS} s, three gateways loaded at once ` +
+  `\nCPU per request, this build against ${BEFORE}, ${LAUNCHES} launches of ${ROUNDS} paired rounds of ${SECONDS} s, three gateways loaded at once ` +
     `(${new Date().toISOString()}, node ${process.version}; ${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'})\n` +
-    `${table([head, ...rowsOf('hit c=50', hit), ...rowsOf('miss c=1', miss)])}\n`,
+    `${table([head, rowsOf('hit c=50', hit), rowsOf('miss c=1', miss)])}\n`,
 );
 await simulator.close();
 process.exit(0);
