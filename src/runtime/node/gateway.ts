@@ -25,15 +25,10 @@ import { startDemo, type DemoSetup } from './demo.js';
 import { createNodeHttp } from './http.js';
 import { createNodeLogger } from './node-logger.js';
 import { createMetricsServer, createNodeMetrics } from './node-metrics.js';
-import { createNodeRedis } from '../redis/client.js';
-import { createRedisCounterStore } from '../redis/redis-counter-store.js';
-import { createRedisLimiters } from '../redis/redis-limiters.js';
-import { createRedisLookupTier } from '../redis/redis-lookup-tier.js';
-import { startRedisRevocations } from '../redis/redis-revocations.js';
 import { loadClientsFile, watchClientsFile } from './clients-file-watch.js';
-import { createRedisTokenStore } from '../redis/redis-token-store.js';
 import { closeGracefully, type CloseResult } from './shutdown.js';
 import { createNodeTracing, quietUnderHost } from './node-tracing.js';
+import { startRedisParts } from './node-redis-parts.js';
 import { hostTracerProvider } from '../../observability/tracing/host-tracer.js';
 import { httpsOptionsOf, watchTlsFiles } from './tls-files.js';
 import { nodeCertificateReader, type CertificateReader } from './node-certificates.js';
@@ -80,69 +75,6 @@ async function configOf(env: EnvSource): Promise<{ config: Config; demo: DemoSet
   }
   const demo = await startDemo(env);
   return { config: parseConfig(demo.env), demo };
-}
-
-/** The shared state of a deployment in Redis (REDIS_URL and its kin), each adapter ready; none without Redis. */
-type RedisParts = Pick<RuntimeDeps, 'counters' | 'limiters' | 'lookupTier' | 'revocations' | 'tokenStore'> & {
-  close(): Promise<void>;
-};
-
-async function startRedisParts(config: Config, logger: Logger, clock: Clock): Promise<RedisParts> {
-  const { connection, keyPrefix } = config.redis;
-  const commandTimeoutMs = config.sharedStoreTimeoutMs;
-  const redis = connection ? createNodeRedis(connection, logger, { commandTimeoutMs }) : undefined;
-  await redis?.ready(2000);
-  const secret = config.gatewayTokens.secret;
-  // The lookup cache's shared tier: answers and fill leases in Redis, purges heard on a subscriber connection of its own.
-  const lookupTier =
-    redis && secret
-      ? createRedisLookupTier({
-          client: redis.client,
-          subscriber: redis.duplicate({ autoResubscribe: false }),
-          keyPrefix,
-          secret,
-          clock,
-          maxEntryBytes: config.sharedCache.maxEntryBytes,
-          maxRetentionMs: maxRetentionMsOf(config),
-          logger,
-        })
-      : undefined;
-  await lookupTier?.ready(2000);
-  // Revoked gateway tokens for every replica: loaded before the first request, then heard as they are published.
-  const revocations = await startRedisRevocations(redis, {
-    keyPrefix,
-    clock,
-    logger,
-    bounds: config.revocations,
-    readyMs: 2000,
-  });
-  const upstream = config.upstream;
-  return {
-    // Limits, quotas and the budget hold for every replica sharing this Redis.
-    counters: redis && createRedisCounterStore({ client: redis.client, keyPrefix, timeoutMs: commandTimeoutMs, clock }),
-    // The rate limits (rate-limiter-flexible's RateLimiterRedis) hold for every replica too.
-    limiters: redis && createRedisLimiters({ client: redis.client, keyPrefix }),
-    lookupTier,
-    revocations,
-    tokenStore:
-      redis && upstream && secret
-        ? createRedisTokenStore({
-            client: redis.client,
-            keyPrefix,
-            clientId: upstream.clientId,
-            secret,
-            timeoutMs: commandTimeoutMs,
-            // The holder's login may take the upstream timeout; publishing it one more Redis command.
-            leaseMs: upstream.timeoutMs + 2 * commandTimeoutMs,
-            clock,
-          })
-        : undefined,
-    async close() {
-      lookupTier?.close();
-      revocations?.close();
-      await redis?.close();
-    },
-  };
 }
 
 /** The keyed number hash's HMAC-SHA-256, synchronous on Node. */
@@ -387,12 +319,6 @@ export async function startNodeGateway(env: EnvSource, options: NodeGatewayOptio
       return result;
     },
   };
-}
-
-/** The longest an answer is kept in the shared tier: the longest TTL and the longest stale window after it. */
-function maxRetentionMsOf(config: Config): number {
-  const { ttlSeconds, negativeTtlSeconds, staleWhileRevalidateSeconds, staleIfErrorSeconds } = config.cache;
-  return (Math.max(ttlSeconds, negativeTtlSeconds) + Math.max(staleWhileRevalidateSeconds, staleIfErrorSeconds)) * 1000;
 }
 
 /** Listens, turning the usual failures (port taken, not allowed) into one line that names the port and its setting. */
