@@ -3,7 +3,7 @@
 // Workers), Node's search door and Node's own refusals all call these, so their spans and log lines are the same.
 import { problemWithTraceId } from '../base/errors.js';
 import type { FinishedRequest } from './request-recorder.js';
-import { endServerSpan, startServerSpan } from './tracing/http-spans.js';
+import { endServerSpan, startServerSpan, type ArrivedRequest } from './tracing/http-spans.js';
 import type { Span } from './tracing/span.js';
 import type { Tracer } from './tracing/tracer.js';
 
@@ -39,9 +39,23 @@ export const unreadArrival: Arrival<Arriving> = {
   clientAddress: () => undefined,
 };
 
+/** Where `request` arrived, read through its door's `arrival`: for a recorded span only. */
+function arrivedAt<R extends Arriving>(request: R, arrival: Arrival<R>): ArrivedRequest {
+  const scheme = arrival.scheme(request);
+  return {
+    scheme,
+    path: arrival.path(request),
+    serverAddress: arrival.serverAddress(request),
+    serverPort: arrival.serverPort(request) ?? (scheme === 'https' ? 443 : 80),
+    protocolVersion: arrival.protocolVersion(request),
+    userAgent: request.header('user-agent'),
+    clientAddress: arrival.clientAddress(request),
+  };
+}
+
 /**
  * A request's server span, named by `route` (undefined: no route matched), continuing the caller's trace; with
- * tracing off only the caller's context, and nothing made without one.
+ * tracing off only the caller's context, and nothing made without one. The arrival is read for a recorded span only.
  */
 export function openServerSpan<R extends Arriving>(
   tracer: Tracer,
@@ -52,20 +66,9 @@ export function openServerSpan<R extends Arriving>(
   const traceparent = request.header('traceparent');
   const tracestate = traceparent === undefined ? undefined : request.header('tracestate');
   if (!tracer.enabled) return tracer.startServerSpan('', traceparent, tracestate);
-  const scheme = arrival.scheme(request);
-  return startServerSpan(tracer, {
-    method: request.method,
-    route,
-    traceparent,
-    tracestate,
-    scheme,
-    path: arrival.path(request),
-    serverAddress: arrival.serverAddress(request),
-    serverPort: arrival.serverPort(request) ?? (scheme === 'https' ? 443 : 80),
-    protocolVersion: arrival.protocolVersion(request),
-    userAgent: request.header('user-agent'),
-    clientAddress: arrival.clientAddress(request),
-  });
+  return startServerSpan(tracer, { method: request.method, route, traceparent, tracestate }, () =>
+    arrivedAt(request, arrival),
+  );
 }
 
 /** How a request was answered, for its span and its record. */

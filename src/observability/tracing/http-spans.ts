@@ -15,12 +15,17 @@ const REDACTED = 'REDACTED';
 /** The most characters of a value a caller sends recorded on a span (a User-Agent, a path, a method). */
 const MAX_TEXT = 256;
 
+/** What a server span is started with: the request line's method, the route it matched, the caller's context. */
 export interface IncomingRequest {
   readonly method: string;
   /** The matched route's template (`/v2/contacts/search`), undefined when no route matched. */
   readonly route: string | undefined;
   readonly traceparent: string | null | undefined;
   readonly tracestate: string | null | undefined;
+}
+
+/** Where a request arrived and from whom: read for a recorded span only. */
+export interface ArrivedRequest {
   readonly scheme: 'http' | 'https';
   /** The request target's path as sent, without its query. */
   readonly path: string;
@@ -56,14 +61,26 @@ const bounded = (text: string) => (text.length > MAX_TEXT ? text.slice(0, MAX_TE
 // mistake): written REDACTED whole, as are the characters past MAX_TEXT. `/v2` keeps its one digit.
 const NUMBER_LIKE_SEGMENT = /[^/]*\d[^/\d]*\d[^/\d]*\d[^/]*/g;
 
+/** The last path redacted and how: a door's requests repeat a handful of paths. */
+const lastRedacted = { path: '', redacted: '' };
+
 /** A request's path as `url.path` records it: no segment that could hold a number, at most MAX_TEXT characters. */
-const redactedPath = (path: string): string => bounded(path.replace(NUMBER_LIKE_SEGMENT, REDACTED));
+function redactedPath(path: string): string {
+  if (path !== lastRedacted.path) {
+    lastRedacted.redacted = bounded(path.replace(NUMBER_LIKE_SEGMENT, REDACTED));
+    lastRedacted.path = path;
+  }
+  return lastRedacted.redacted;
+}
 
 /** A span name's method part: an unknown method is `HTTP` there. */
 const nameOf = (method: string) => (method === '_OTHER' ? 'HTTP' : method);
 
-/** A request's server span, named `METHOD route` (`GET /v2/contacts/search`), or `METHOD` when no route matched. */
-export function startServerSpan(tracer: Tracer, request: IncomingRequest): Span {
+/**
+ * A request's server span, named `METHOD route` (`GET /v2/contacts/search`), or `METHOD` when no route matched.
+ * `arrived` is asked only when the span is recorded: a trace the sampler leaves out reads nothing more of the request.
+ */
+export function startServerSpan(tracer: Tracer, request: IncomingRequest, arrived: () => ArrivedRequest): Span {
   const method = methodOf(request.method);
   const name = request.route === undefined ? nameOf(method) : `${nameOf(method)} ${request.route}`;
   const span = tracer.startServerSpan(name, request.traceparent, request.tracestate);
@@ -71,13 +88,14 @@ export function startServerSpan(tracer: Tracer, request: IncomingRequest): Span 
   span.setAttribute('http.request.method', method);
   if (method === '_OTHER') span.setAttribute('http.request.method_original', bounded(request.method));
   if (request.route !== undefined) span.setAttribute('http.route', request.route);
-  span.setAttribute('url.path', redactedPath(request.path));
-  span.setAttribute('url.scheme', request.scheme);
-  span.setAttribute('server.address', bounded(request.serverAddress));
-  span.setAttribute('server.port', request.serverPort);
-  if (request.protocolVersion !== undefined) span.setAttribute('network.protocol.version', request.protocolVersion);
-  if (request.userAgent !== undefined) span.setAttribute('user_agent.original', bounded(request.userAgent));
-  if (request.clientAddress !== undefined) span.setAttribute('client.address', request.clientAddress);
+  const at = arrived();
+  span.setAttribute('url.path', redactedPath(at.path));
+  span.setAttribute('url.scheme', at.scheme);
+  span.setAttribute('server.address', bounded(at.serverAddress));
+  span.setAttribute('server.port', at.serverPort);
+  if (at.protocolVersion !== undefined) span.setAttribute('network.protocol.version', at.protocolVersion);
+  if (at.userAgent !== undefined) span.setAttribute('user_agent.original', bounded(at.userAgent));
+  if (at.clientAddress !== undefined) span.setAttribute('client.address', at.clientAddress);
   return span;
 }
 

@@ -1,6 +1,6 @@
 // The OTEL_TRACES_SAMPLER samplers: which traces they record, and that the parent-based ones follow the caller.
 import { describe, expect, it } from 'vitest';
-import { callerSampleBudget, recordsEveryTrace, shouldSample, traceIdInRatio } from './sampler.js';
+import { callerSampleBudget, recordsEveryTrace, samplerOf, traceIdInRatio } from './sampler.js';
 import { RandomIds } from './trace-ids.js';
 
 describe('samplers', () => {
@@ -23,18 +23,26 @@ describe('samplers', () => {
     expect(traceIdInRatio('000000000000000000ffffffffffffff', 0.5)).toBe(true);
   });
 
+  it('compares the random part with its threshold exactly: at 0.5, 2^55 and above are recorded; at 2^-20, 2^56 - 2^36', () => {
+    expect(traceIdInRatio('00000000000000000080000000000000', 0.5)).toBe(true);
+    expect(traceIdInRatio('0000000000000000007fffffffffffff', 0.5)).toBe(false);
+    // At 2^-20 the threshold is 2^56 - 2^36: hex fffff000000000.
+    expect(traceIdInRatio('ffffffffffffffffffffffefffffffff', 2 ** -20)).toBe(false);
+    expect(traceIdInRatio('000000000000000000fffff000000000', 2 ** -20)).toBe(true);
+  });
+
   it('the parent-based samplers follow the caller, and decide alone for a new trace', () => {
     const id = ids.find((i) => !traceIdInRatio(i, 0.5))!;
     const ratio = (name: 'parentbased_traceidratio' | 'traceidratio') => ({ name, ratio: 0.5 });
-    expect(shouldSample(ratio('parentbased_traceidratio'), id, true)).toBe(true);
-    expect(shouldSample(ratio('parentbased_traceidratio'), id, undefined)).toBe(false);
-    expect(shouldSample(ratio('traceidratio'), id, true)).toBe(false);
-    expect(shouldSample({ name: 'parentbased_always_on', ratio: 1 }, id, false)).toBe(false);
-    expect(shouldSample({ name: 'parentbased_always_on', ratio: 1 }, id, undefined)).toBe(true);
-    expect(shouldSample({ name: 'parentbased_always_off', ratio: 1 }, id, true)).toBe(true);
-    expect(shouldSample({ name: 'parentbased_always_off', ratio: 1 }, id, undefined)).toBe(false);
-    expect(shouldSample({ name: 'always_on', ratio: 1 }, id, false)).toBe(true);
-    expect(shouldSample({ name: 'always_off', ratio: 1 }, id, true)).toBe(false);
+    expect(samplerOf(ratio('parentbased_traceidratio'))(id, true)).toBe(true);
+    expect(samplerOf(ratio('parentbased_traceidratio'))(id, undefined)).toBe(false);
+    expect(samplerOf(ratio('traceidratio'))(id, true)).toBe(false);
+    expect(samplerOf({ name: 'parentbased_always_on', ratio: 1 })(id, false)).toBe(false);
+    expect(samplerOf({ name: 'parentbased_always_on', ratio: 1 })(id, undefined)).toBe(true);
+    expect(samplerOf({ name: 'parentbased_always_off', ratio: 1 })(id, true)).toBe(true);
+    expect(samplerOf({ name: 'parentbased_always_off', ratio: 1 })(id, undefined)).toBe(false);
+    expect(samplerOf({ name: 'always_on', ratio: 1 })(id, false)).toBe(true);
+    expect(samplerOf({ name: 'always_off', ratio: 1 })(id, true)).toBe(false);
   });
 });
 

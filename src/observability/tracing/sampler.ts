@@ -14,31 +14,48 @@ type Sampler = Pick<SamplerConfig, 'name' | 'ratio'>;
 const RANDOM_HEX_DIGITS = 14;
 const RANDOM_RANGE = 2 ** 56;
 
-/** Whether `traceId` falls in the recorded share `ratio`: its random part at or above (1 - ratio) of the range. */
-export function traceIdInRatio(traceId: string, ratio: number): boolean {
-  if (ratio >= 1) return true;
-  if (ratio <= 0) return false;
-  const random = parseInt(traceId.slice(-RANDOM_HEX_DIGITS), 16);
-  return random >= Math.ceil((1 - ratio) * RANDOM_RANGE);
-}
+/** Whether a trace id is recorded, by its random part alone. */
+type TraceIdTest = (traceId: string) => boolean;
 
 /**
- * Whether a trace's first span in the gateway is recorded. `parentSampled` is the caller's decision when its
- * `traceparent` was valid, undefined for a new trace; only the `parentbased_` samplers follow it.
+ * Whether a trace id falls in the recorded share `ratio`: its random part at or above (1 - ratio) of the range. The
+ * threshold is written once as 14 hex digits, which sort as their numbers do: a trace id is compared, not parsed.
  */
-export function shouldSample(sampler: Sampler, traceId: string, parentSampled: boolean | undefined): boolean {
+function ratioTest(ratio: number): TraceIdTest {
+  const threshold = Math.ceil((1 - ratio) * RANDOM_RANGE);
+  if (ratio >= 1 || threshold <= 0) return () => true;
+  if (ratio <= 0 || threshold >= RANDOM_RANGE) return () => false;
+  const digits = threshold.toString(16).padStart(RANDOM_HEX_DIGITS, '0');
+  return (traceId) => traceId.slice(-RANDOM_HEX_DIGITS) >= digits;
+}
+
+/** Whether `traceId` (lowercase hex, as a valid one is) falls in the recorded share `ratio`. */
+export const traceIdInRatio = (traceId: string, ratio: number): boolean => ratioTest(ratio)(traceId);
+
+/**
+ * Whether a trace's first span in the gateway is recorded, given its trace id and the caller's decision when its
+ * `traceparent` was valid (undefined for a new trace); only the `parentbased_` samplers follow the caller.
+ */
+export type SampleDecision = (traceId: string, parentSampled: boolean | undefined) => boolean;
+
+/** The decision of the sampler `sampler` names, made ready once (its threshold written) for every span after. */
+export function samplerOf(sampler: Sampler): SampleDecision {
   const parentBased = sampler.name.startsWith('parentbased_');
-  if (parentBased && parentSampled !== undefined) return parentSampled;
+  const own = ownDecision(sampler);
+  return parentBased ? (traceId, parentSampled) => parentSampled ?? own(traceId) : own;
+}
+
+function ownDecision(sampler: Sampler): TraceIdTest {
   switch (sampler.name) {
     case 'always_on':
     case 'parentbased_always_on':
-      return true;
+      return () => true;
     case 'always_off':
     case 'parentbased_always_off':
-      return false;
+      return () => false;
     case 'traceidratio':
     case 'parentbased_traceidratio':
-      return traceIdInRatio(traceId, sampler.ratio);
+      return ratioTest(sampler.ratio);
   }
 }
 

@@ -6,16 +6,17 @@ import {
   endServerSpan,
   endUpstreamSpan,
   remoteSpan,
-  startServerSpan,
+  startServerSpan as startServerSpanOf,
   startUpstreamSpan,
   traceHeaders,
   upstreamCall,
+  type ArrivedRequest,
   type IncomingRequest,
 } from './http-spans.js';
 import type { FinishedSpan, SpanSink } from './span.js';
 import { RandomIds } from './trace-ids.js';
 import { callerSampleBudget } from './sampler.js';
-import { createTracer, disabledTracer } from './tracer.js';
+import { createTracer, disabledTracer, type Tracer } from './tracer.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -26,7 +27,9 @@ function memorySink(): SpanSink & { spans: FinishedSpan[] } {
   return { spans, now: () => (clock += 1.5), end: (span) => spans.push(span) };
 }
 
-const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => ({
+type Request = IncomingRequest & ArrivedRequest;
+
+const request = (overrides: Partial<Request> = {}): Request => ({
   method: 'GET',
   route: '/v2/contacts/search',
   traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
@@ -40,6 +43,9 @@ const request = (overrides: Partial<IncomingRequest> = {}): IncomingRequest => (
   clientAddress: '192.0.2.7',
   ...overrides,
 });
+
+/** A server span of `r`, its arrival read when the span asks for it. */
+const startServerSpan = (tracer: Tracer, r: Request) => startServerSpanOf(tracer, r, () => r);
 
 /** An upstream call whose details do not matter to the test. */
 const CALL = upstreamCall('GET', 'https://u', '/t');
@@ -209,8 +215,8 @@ describe('ids', () => {
     expect(traceIds.every((id) => /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id))).toBe(true);
     expect(spanIds.every((id) => /^[0-9a-f]{16}$/.test(id) && !/^0+$/.test(id))).toBe(true);
     expect(new Set([...traceIds, ...spanIds]).size).toBe(2_000);
-    // 24,000 bytes from a pool of 4096: six fills, not one call per id.
-    expect(draw).toHaveBeenCalledTimes(6);
+    // 24,000 bytes from a pool of 16,384: two fills, not one call per id.
+    expect(draw).toHaveBeenCalledTimes(2);
   });
 });
 
@@ -277,6 +283,20 @@ describe('tracing on: the random flag (Trace Context Level 2)', () => {
     const off = { name: 'always_off', ratio: 1, callerPerSecond: 100 } as const;
     const unrecorded = startServerSpan(createTracer(off, memorySink()), request({ traceparent: 'garbage' }));
     expect(traceHeaders(unrecorded).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-02$/);
+  });
+});
+
+describe('where a request arrived', () => {
+  it('is read for a recorded server span and never for one the sampler leaves out', () => {
+    const arrived = vi.fn(() => request());
+    const off = { name: 'parentbased_always_off', ratio: 1, callerPerSecond: 100 } as const;
+    const left = startServerSpanOf(createTracer(off, memorySink()), request({ traceparent: undefined }), arrived);
+    expect(left.recording).toBe(false);
+    expect(arrived).not.toHaveBeenCalled();
+    const sink = memorySink();
+    startServerSpanOf(createTracer(ALWAYS, sink), request(), arrived).end();
+    expect(arrived).toHaveBeenCalledTimes(1);
+    expect(sink.spans[0]!.attributes['client.address']).toBe('192.0.2.7');
   });
 });
 

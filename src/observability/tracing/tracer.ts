@@ -3,8 +3,9 @@
 import {
   callerSampleBudget,
   recordsEveryTrace,
-  shouldSample,
+  samplerOf,
   type CallerSampleBudget,
+  type SampleDecision,
   type SamplerConfig,
 } from './sampler.js';
 import { PropagatingSpan, RecordingSpan, type Attributes, type Span, type SpanKind, type SpanSink } from './span.js';
@@ -64,7 +65,9 @@ export const disabledTracer: Tracer = {
 interface TracerParts {
   readonly ids: RandomIds;
   readonly sink: SpanSink;
-  readonly sampler: SamplerConfig;
+  readonly sample: SampleDecision;
+  /** The sampler records every new trace whatever its id: a caller's context adds nothing to record. */
+  readonly recordsAll: boolean;
   readonly callers: CallerSampleBudget;
 }
 
@@ -87,10 +90,10 @@ function started(
  * decides as for a trace of the gateway's own, on an id the gateway draws.
  */
 function decide(parts: TracerParts, traceId: string, parent: SpanContext | undefined): boolean {
-  const sampled = shouldSample(parts.sampler, traceId, parent?.sampled);
-  if (!sampled || parent === undefined || recordsEveryTrace(parts.sampler)) return sampled;
+  const sampled = parts.sample(traceId, parent?.sampled);
+  if (!sampled || parent === undefined || parts.recordsAll) return sampled;
   if (parts.callers.take(parts.sink.now())) return true;
-  return shouldSample(parts.sampler, parts.ids.traceId(), undefined);
+  return parts.sample(parts.ids.traceId(), undefined);
 }
 
 /** A span of its own under a caller's context or none; the sampler decides only without a local parent. */
@@ -115,7 +118,13 @@ export function createTracer(
   sink: SpanSink,
   callers: CallerSampleBudget = callerSampleBudget(sampler.callerPerSecond),
 ): Tracer {
-  const parts: TracerParts = { ids: new RandomIds(), sink, sampler, callers };
+  const parts: TracerParts = {
+    ids: new RandomIds(),
+    sink,
+    sample: samplerOf(sampler),
+    recordsAll: recordsEveryTrace(sampler),
+    callers,
+  };
   return {
     enabled: true,
     startServerSpan: (name, traceparent, tracestate) =>

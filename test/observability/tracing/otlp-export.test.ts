@@ -51,19 +51,24 @@ describe.each(['http/protobuf', 'http/json'])('OTLP/HTTP %s', (protocol) => {
       }),
       runtime,
     );
-    const server = startServerSpan(tracing.tracer, {
-      method: 'GET',
-      route: '/v2/contacts/search',
-      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
-      tracestate: 'rojo=1',
-      scheme: 'http',
-      path: '/v2/contacts/search',
-      serverAddress: '127.0.0.1',
-      serverPort: 8080,
-      protocolVersion: '1.1',
-      userAgent: 'pbx/2.1',
-      clientAddress: '127.0.0.1',
-    });
+    const server = startServerSpan(
+      tracing.tracer,
+      {
+        method: 'GET',
+        route: '/v2/contacts/search',
+        traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+        tracestate: 'rojo=1',
+      },
+      () => ({
+        scheme: 'http',
+        path: '/v2/contacts/search',
+        serverAddress: '127.0.0.1',
+        serverPort: 8080,
+        protocolVersion: '1.1',
+        userAgent: 'pbx/2.1',
+        clientAddress: '127.0.0.1',
+      }),
+    );
     const upstream = startUpstreamSpan(
       tracing.tracer,
       server,

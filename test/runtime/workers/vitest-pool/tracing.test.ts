@@ -63,19 +63,24 @@ function traceOneMiss(endpoint: string, fetch?: FetchFunction) {
           now: Date.now,
         });
   const headers = scopes.run(ctx, () => {
-    const server = startServerSpan(tracing.tracer, {
-      method: 'GET',
-      route: '/v2/contacts/search',
-      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
-      tracestate: undefined,
-      scheme: 'https',
-      path: '/v2/contacts/search',
-      serverAddress: 'callerid.example.com',
-      serverPort: 443,
-      protocolVersion: undefined,
-      userAgent: undefined,
-      clientAddress: undefined,
-    });
+    const server = startServerSpan(
+      tracing.tracer,
+      {
+        method: 'GET',
+        route: '/v2/contacts/search',
+        traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+        tracestate: undefined,
+      },
+      () => ({
+        scheme: 'https',
+        path: '/v2/contacts/search',
+        serverAddress: 'callerid.example.com',
+        serverPort: 443,
+        protocolVersion: undefined,
+        userAgent: undefined,
+        clientAddress: undefined,
+      }),
+    );
     const upstream = startUpstreamSpan(
       tracing.tracer,
       server,
