@@ -1,14 +1,8 @@
 // The server span of every request the app answers (observability/tracing/http-spans.ts): the caller's trace
 // continued, named by the route the request is for, ended with how it was answered; a problem body gets its trace id.
-import type { Context, HonoRequest, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import {
-  closeServerSpan,
-  openServerSpan,
-  takesTraceId,
-  unreadArrival,
-  type Arrival,
-} from '../observability/served-request.js';
+import { closeServerSpan, openServerSpan, takesTraceId, type Arrival } from '../observability/served-request.js';
 import type { Tracer } from '../observability/tracing/tracer.js';
 
 export interface ServerSpanOptions {
@@ -22,24 +16,25 @@ export interface ServerSpanOptions {
 }
 
 /** Where the app's requests arrive: the URL's scheme, path, host and port, the trusted client address. */
-function arrivalOf(options: ServerSpanOptions, c: Context<AppEnv>): Arrival<HonoRequest> {
-  let parsed: URL | undefined;
-  const url = () => (parsed ??= new URL(c.req.url));
-  return {
-    scheme: () => (url().protocol === 'https:' ? 'https' : 'http'),
-    path: () => url().pathname,
-    serverAddress: () => url().hostname,
-    serverPort: () => (url().port === '' ? undefined : Number(url().port)),
-    protocolVersion: () => options.protocolOf?.(c),
-    clientAddress: () => options.addressOf(c),
+function arrivalOf(options: ServerSpanOptions): Arrival<Context<AppEnv>> {
+  return (c) => {
+    const url = new URL(c.req.url);
+    return {
+      scheme: url.protocol === 'https:' ? 'https' : 'http',
+      path: url.pathname,
+      serverAddress: url.hostname,
+      serverPort: url.port === '' ? undefined : Number(url.port),
+      protocolVersion: options.protocolOf?.(c),
+      clientAddress: options.addressOf(c),
+    };
   };
 }
 
 export function serverSpan(options: ServerSpanOptions): MiddlewareHandler<AppEnv> {
+  const arrival = arrivalOf(options);
   return async function serverSpan(c, next) {
     const route = options.routeOf(c.req.method, c.req.path);
-    const arrival = options.tracer.enabled ? arrivalOf(options, c) : unreadArrival;
-    const span = openServerSpan(options.tracer, c.req, route, arrival);
+    const span = openServerSpan(options.tracer, c.req, route, arrival, c);
     c.set('span', span);
     let threw = true;
     try {

@@ -3,7 +3,7 @@
 // Workers), Node's search door and Node's own refusals all call these, so their spans and log lines are the same.
 import { problemWithTraceId } from '../base/errors.js';
 import type { FinishedRequest } from './request-recorder.js';
-import { endServerSpan, startServerSpan, type ArrivedRequest } from './tracing/http-spans.js';
+import { endServerSpan, startServerSpan } from './tracing/http-spans.js';
 import type { Span } from './tracing/span.js';
 import type { Tracer } from './tracing/tracer.js';
 
@@ -14,61 +14,50 @@ export interface Arriving {
   header(name: string): string | undefined;
 }
 
-/** Where a door's requests arrive, for their spans: read only when tracing is on. */
-export interface Arrival<R extends Arriving> {
-  scheme(request: R): 'http' | 'https';
+/** Where a request arrived, as its door tells it. */
+export interface Arrived {
+  readonly scheme: 'http' | 'https';
   /** The request target's path as sent, without its query. */
-  path(request: R): string;
+  readonly path: string;
   /** The host the request came to, without its port (never a `Host` the gateway refused). */
-  serverAddress(request: R): string;
+  readonly serverAddress: string;
   /** The port it came to, when the `Host` or the URL names one; else the scheme's is recorded. */
-  serverPort(request: R): number | undefined;
+  readonly serverPort: number | undefined;
   /** The HTTP version (`1.1`, `2`), where the runtime tells it. */
-  protocolVersion(request: R): string | undefined;
+  readonly protocolVersion: string | undefined;
   /** The client address the gateway trusts (TRUST_PROXY_HOPS). */
-  clientAddress(request: R): string | undefined;
+  readonly clientAddress: string | undefined;
 }
 
-/** What a door passes with tracing off, where nothing of the arrival is read: no per-request object is built. */
-export const unreadArrival: Arrival<Arriving> = {
-  scheme: () => 'http',
-  path: () => '',
-  serverAddress: () => '',
-  serverPort: () => undefined,
-  protocolVersion: () => undefined,
-  clientAddress: () => undefined,
-};
-
-/** Where `request` arrived, read through its door's `arrival`: for a recorded span only. */
-function arrivedAt<R extends Arriving>(request: R, arrival: Arrival<R>): ArrivedRequest {
-  const scheme = arrival.scheme(request);
-  return {
-    scheme,
-    path: arrival.path(request),
-    serverAddress: arrival.serverAddress(request),
-    serverPort: arrival.serverPort(request) ?? (scheme === 'https' ? 443 : 80),
-    protocolVersion: arrival.protocolVersion(request),
-    userAgent: request.header('user-agent'),
-    clientAddress: arrival.clientAddress(request),
-  };
-}
+/** How a door reads where its request `at` arrived: asked once, for a recorded span only. */
+export type Arrival<R> = (at: R) => Arrived;
 
 /**
  * A request's server span, named by `route` (undefined: no route matched), continuing the caller's trace; with
  * tracing off only the caller's context, and nothing made without one. The arrival is read for a recorded span only.
  */
-export function openServerSpan<R extends Arriving>(
+export function openServerSpan<R>(
   tracer: Tracer,
-  request: R,
+  request: Arriving,
   route: string | undefined,
   arrival: Arrival<R>,
+  at: R,
 ): Span {
   const traceparent = request.header('traceparent');
   const tracestate = traceparent === undefined ? undefined : request.header('tracestate');
   if (!tracer.enabled) return tracer.startServerSpan('', traceparent, tracestate);
-  return startServerSpan(tracer, { method: request.method, route, traceparent, tracestate }, () =>
-    arrivedAt(request, arrival),
-  );
+  return startServerSpan(tracer, { method: request.method, route, traceparent, tracestate }, () => {
+    const { scheme, path, serverAddress, serverPort, protocolVersion, clientAddress } = arrival(at);
+    return {
+      scheme,
+      path,
+      serverAddress,
+      serverPort: serverPort ?? (scheme === 'https' ? 443 : 80),
+      protocolVersion,
+      userAgent: request.header('user-agent'),
+      clientAddress,
+    };
+  });
 }
 
 /** How a request was answered, for its span and its record. */

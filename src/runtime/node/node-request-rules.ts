@@ -121,7 +121,13 @@ function answerRefusal(refused: Refused, answer: ProblemAnswer, options: NodeRul
     options.tracing,
     hostIsValid(host) && host !== undefined ? undefined : (refused.localAddress ?? ''),
   );
-  const span = openServerSpan(options.tracing.tracer, parts, route === UNMATCHED_ROUTE ? undefined : route, arrival);
+  const span = openServerSpan(
+    options.tracing.tracer,
+    parts,
+    route === UNMATCHED_ROUTE ? undefined : route,
+    arrival,
+    parts,
+  );
   const answered = { requestId: answer.headers['x-request-id']!, status: answer.status };
   const problem = takesTraceId(span, answer.headers['content-type']) ? answer.body : undefined;
   refused.write?.(answer, closeServerSpan(span, answered, problem) ?? answer.body);

@@ -48,15 +48,15 @@ export function nodeArrival(tracing: NodeTracing, listenerAddress?: string): Arr
     if (raw !== peer.raw) [peer.raw, peer.client] = [raw, clientAddress(raw, undefined, 0)!];
     return peer.client;
   };
-  return {
-    scheme: () => 'http',
-    path: (parts) => pathOf(parts.target),
-    serverAddress: (parts) => listenerAddress ?? hostOf(parts).address,
-    serverPort: (parts) => (listenerAddress === undefined ? hostOf(parts).port : undefined),
-    // The search door's parts leave the version on the request, read here only with tracing on.
-    protocolVersion: (parts) => parts.httpVersion ?? (parts as { req?: { httpVersion?: string } }).req?.httpVersion,
-    clientAddress: clientOf,
-  };
+  return (parts) => ({
+    scheme: 'http',
+    path: pathOf(parts.target),
+    serverAddress: listenerAddress ?? hostOf(parts).address,
+    serverPort: listenerAddress === undefined ? hostOf(parts).port : undefined,
+    // The search door's parts leave the version on the request, read here only for a recorded span.
+    protocolVersion: parts.httpVersion ?? (parts as { req?: { httpVersion?: string } }).req?.httpVersion,
+    clientAddress: clientOf(parts),
+  });
 }
 
 /** The path of a request target: origin-form (`/path?query`) as it is, absolute-form (`http://host/path`) parsed. */

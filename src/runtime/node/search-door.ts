@@ -53,7 +53,7 @@ export function withSearchDoor(
     const started = performance.now();
     const parts = ruledPartsOf(req);
     if (certificateOf !== undefined) parts.peerCertificate = () => certificateOf(req);
-    const span = openServerSpan(tracer, parts, SEARCH_ROUTE, arrival);
+    const span = openServerSpan(tracer, parts, SEARCH_ROUTE, arrival, parts);
     // The renderer turns every failure into an answer; should writing a later one fail, the connection goes.
     void whenSettled(
       searchJson.answer(parts, span),
