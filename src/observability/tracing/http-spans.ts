@@ -76,14 +76,25 @@ function redactedPath(path: string): string {
 /** A span name's method part: an unknown method is `HTTP` there. */
 const nameOf = (method: string) => (method === '_OTHER' ? 'HTTP' : method);
 
+/** The last server span name made: a door's requests repeat a handful of methods and routes. */
+const lastName = { method: '', route: undefined as string | undefined, name: '' };
+
+/** `METHOD route` (`GET /v2/contacts/search`), or `METHOD` when no route matched. */
+function serverSpanName(method: string, route: string | undefined): string {
+  if (method !== lastName.method || route !== lastName.route) {
+    lastName.name = route === undefined ? nameOf(method) : `${nameOf(method)} ${route}`;
+    [lastName.method, lastName.route] = [method, route];
+  }
+  return lastName.name;
+}
+
 /**
  * A request's server span, named `METHOD route` (`GET /v2/contacts/search`), or `METHOD` when no route matched.
  * `arrived` is asked only when the span is recorded: a trace the sampler leaves out reads nothing more of the request.
  */
 export function startServerSpan(tracer: Tracer, request: IncomingRequest, arrived: () => ArrivedRequest): Span {
   const method = methodOf(request.method);
-  const name = request.route === undefined ? nameOf(method) : `${nameOf(method)} ${request.route}`;
-  const span = tracer.startServerSpan(name, request.traceparent, request.tracestate);
+  const span = tracer.startServerSpan(serverSpanName(method, request.route), request.traceparent, request.tracestate);
   if (!span.recording) return span;
   span.setAttribute('http.request.method', method);
   if (method === '_OTHER') span.setAttribute('http.request.method_original', bounded(request.method));

@@ -73,14 +73,21 @@ export class PropagatingSpan implements Span {
   end(): void {}
 }
 
-/** A sampled span: collects what it is told, and gives itself to its sink when it ends. */
-export class RecordingSpan implements Span {
+const NO_LINKS: readonly SpanLink[] = [];
+const UNSET: SpanStatus = { code: 'unset' };
+
+/**
+ * A sampled span: collects what it is told, and gives itself to its sink when it ends, as the finished span the
+ * exporter reads (no copy of it is made).
+ */
+export class RecordingSpan implements Span, FinishedSpan {
   readonly recording = true;
-  private readonly attributes: Attributes = {};
-  private readonly links: SpanLink[] = [];
-  private status: SpanStatus = { code: 'unset' };
+  readonly attributes: Attributes = {};
+  links: readonly SpanLink[] = NO_LINKS;
+  status: SpanStatus = UNSET;
+  readonly startMs: number;
+  endMs = 0;
   private ended = false;
-  private readonly startMs: number;
 
   constructor(
     private readonly sink: SpanSink,
@@ -97,7 +104,7 @@ export class RecordingSpan implements Span {
   }
 
   addLink(link: SpanLink): void {
-    if (!this.ended) this.links.push(link);
+    if (!this.ended) this.links = [...this.links, link];
   }
 
   setStatus(status: SpanStatus): void {
@@ -107,7 +114,7 @@ export class RecordingSpan implements Span {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    const { name, kind, context, parentSpanId, startMs, attributes, links, status } = this;
-    this.sink.end({ name, kind, context, parentSpanId, startMs, endMs: this.sink.now(), attributes, links, status });
+    this.endMs = this.sink.now();
+    this.sink.end(this);
   }
 }
