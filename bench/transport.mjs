@@ -1,7 +1,7 @@
 // Bench child: the upstream transports on Node side by side against one server (argv[2]): global fetch, undici
 // dispatch with an Agent (src/runtime/node/http.ts), node:http with a keep-alive Agent. Prints one JSON line.
 import { Agent, request as httpRequest } from 'node:http';
-import { createFetchHttp } from '../dist/upstream/upstream-http.js';
+import { createFetchHttp } from '../dist/base/upstream-http.js';
 import { createNodeHttp } from '../dist/runtime/node/http.js';
 
 const target = process.argv[2];

@@ -1,5 +1,6 @@
 // The events services report for metrics; a no-op by default so every service runs without a registry.
 // Every argument comes from a closed set: no number, address, token or secret can reach a label.
+import type { TransportFailure } from '../base/upstream-http.js';
 
 /** Methods counted by name; any other is `other` (a label set an outsider cannot grow). */
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -9,6 +10,9 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export type UpstreamEndpoint = 'token' | 'search';
 export type UpstreamOutcome =
   'ok' | 'unauthorized' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'malformed' | 'rate_limited';
+/** The metric outcome of a failed exchange: an answer too large or encoded is an unusable one. */
+export const transportOutcome = (kind: TransportFailure): UpstreamOutcome =>
+  kind === 'too_large' || kind === 'encoded' ? 'malformed' : kind;
 export type TokenRefreshResult = 'ok' | 'error';
 export type TokenRefreshReason = 'cold' | 'ahead' | 'expired' | 'unauthorized';
 export type CacheResult = 'hit' | 'miss' | 'stale' | 'coalesced' | 'stale_if_error' | 'shared';

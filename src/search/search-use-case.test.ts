@@ -7,7 +7,7 @@ import { noopTelemetry } from '../observability/telemetry.js';
 import { silentLogger } from '../observability/logger.js';
 import { createServices, type Services } from '../services/services.js';
 import { createSimulator, type Simulator } from '../simulator/simulator-app.js';
-import { createFetchHttp } from '../upstream/upstream-http.js';
+import { createFetchHttp } from '../base/upstream-http.js';
 
 /** Mid-minute, so that the client's per-minute window never turns during a test. */
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 30);

@@ -19,7 +19,7 @@ import type { SyncHmac } from '../observability/keyed-hash.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { Tracing } from '../observability/tracing/tracing.js';
 import type { LookupTier } from '../shared-state/lookup-tier.js';
-import type { UpstreamHttp } from '../upstream/upstream-http.js';
+import type { UpstreamHttp } from '../base/upstream-http.js';
 import type { RunInBackground } from '../shared-state/background.js';
 import { createStoreHealth } from '../shared-state/store-health.js';
 import { UPSTREAM_BODY } from '../upstream/search-client.js';

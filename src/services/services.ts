@@ -27,7 +27,7 @@ import { createNumberNormalizer, type NumberNormalizer } from '../search/normali
 import { createConsoleRateLimiter, type ConsoleRateLimiter } from '../limits/console-limits.js';
 import { createCostGuard, type CostGuard } from '../guard/cost-guard.js';
 import { createFallbackCounterStore, type CounterStoreErrorMode } from '../shared-state/fallback-counter-store.js';
-import type { UpstreamHttp } from '../upstream/upstream-http.js';
+import type { UpstreamHttp } from '../base/upstream-http.js';
 import { createClientAuthenticator, type ClientAuthenticator } from '../auth/client-authenticator.js';
 import { createSearchJson, type SearchJson } from '../operations/search/search-json.js';
 import { createSearchUseCase, type SearchUseCase } from '../search/search-use-case.js';

@@ -8,7 +8,7 @@ import {
   type UpstreamHttp,
   type UpstreamRequest,
   type UpstreamResponse,
-} from './upstream-http.js';
+} from '../base/upstream-http.js';
 import { UpstreamRateLimitedError } from './rate-limited.js';
 import { createSearchClient } from './search-client.js';
 import { createTokenManager, type TokenManager } from './token-manager.js';

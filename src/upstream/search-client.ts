@@ -4,7 +4,7 @@
 import { systemClock, type Clock } from '../base/clock.js';
 import { GatewayError } from '../base/errors.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import { noopTelemetry, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
+import { noopTelemetry, transportOutcome, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
 import {
   endUpstreamSpan,
   startUpstreamSpan,
@@ -14,7 +14,7 @@ import {
 } from '../observability/tracing/http-spans.js';
 import type { Span } from '../observability/tracing/span.js';
 import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
-import { transportOutcome, UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from './upstream-http.js';
+import { UpstreamTransportError, type UpstreamHttp, type UpstreamResponse } from '../base/upstream-http.js';
 import { boundedRetryAfter, UpstreamRateLimitedError } from './rate-limited.js';
 import type { TokenManager } from './token-manager.js';
 

@@ -8,7 +8,7 @@ import { createMemoryTokenStore } from '../shared-state/memory/memory-token-stor
 import { createStoreHealth } from '../shared-state/store-health.js';
 import { StoreUnavailableError } from '../shared-state/store-unavailable.js';
 import type { TokenStore } from '../shared-state/token-store.js';
-import type { UpstreamHttp, UpstreamResponse } from './upstream-http.js';
+import type { UpstreamHttp, UpstreamResponse } from '../base/upstream-http.js';
 import { createTokenManager, type TokenManager } from './token-manager.js';
 
 const T0 = 1_700_000_000_000;

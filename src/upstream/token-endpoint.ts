@@ -1,12 +1,12 @@
 // One login at the upstream's token endpoint (client-credentials grant): the request, its outcome metric, and
 // the upstream's non-standard token JSON turned into a token with absolute times.
 import type { Clock } from '../base/clock.js';
-import type { Telemetry, UpstreamOutcome } from '../observability/telemetry.js';
+import { transportOutcome, type Telemetry, type UpstreamOutcome } from '../observability/telemetry.js';
 import { endUpstreamSpan, startUpstreamSpan, traceHeaders, upstreamCall } from '../observability/tracing/http-spans.js';
 import type { Span } from '../observability/tracing/span.js';
 import { disabledTracer, type Tracer } from '../observability/tracing/tracer.js';
 import type { ObtainedToken } from '../shared-state/token-store.js';
-import { transportOutcome, UpstreamTransportError, type UpstreamHttp } from './upstream-http.js';
+import { UpstreamTransportError, type UpstreamHttp } from '../base/upstream-http.js';
 import { parseTokenResponse, type ExpiresInUnit } from './token-response.js';
 
 /** Why a login failed, in words safe for logs (never the body, the token or the secret). */
@@ -88,6 +88,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
         timeout: 'token endpoint timed out',
         network: 'token endpoint unreachable',
         too_large: 'token endpoint answered too large a body',
+        encoded: 'token endpoint answered an encoded body',
       }[kind];
       throw new RefreshFailure(outcome, reason);
     }

@@ -8,7 +8,7 @@ import {
   type UpstreamHttp,
   type UpstreamRequest,
   type UpstreamResponse,
-} from './upstream-http.js';
+} from '../base/upstream-http.js';
 import { createTokenManager, type TokenManagerOptions } from './token-manager.js';
 
 const T0 = 1_700_000_000_000;
@@ -88,7 +88,7 @@ describe('createTokenManager', () => {
     expect(req.url).toBe('https://auth.example/token/login');
     expect(req.headers).toEqual({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
     expect(req.timeoutMs).toBe(2_000);
-    expect(Object.fromEntries(new URLSearchParams(req.body))).toEqual({
+    expect(Object.fromEntries(new URLSearchParams(req.body as string))).toEqual({
       grant_type: 'client_credentials',
       client_id: 'client-1',
       client_secret: SECRET,

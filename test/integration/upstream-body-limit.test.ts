@@ -1,7 +1,7 @@
 // An upstream answer larger than UPSTREAM_MAX_BODY_BYTES (default 1 MiB) is a 502, and the gateway stops
 // reading it at the bound: over a real socket, from the simulator streaming 128 MiB.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFetchHttp, UpstreamTransportError } from '../../src/upstream/upstream-http.js';
+import { createFetchHttp, UpstreamTransportError } from '../../src/base/upstream-http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const MiB = 1024 * 1024;

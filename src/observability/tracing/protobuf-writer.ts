@@ -181,8 +181,8 @@ export class ProtobufWriter {
 
   /**
    * What is written, as a view of the writer's buffer, which the writer then starts again in: the view holds until
-   * the next write. (An export request's body is copied by `fetch` as it is called, as the Fetch standard's "extract
-   * a body" does, so a view is all it needs and no 200 KB copy is made per batch.)
+   * the next write. (An export request's body: the queue writes the next one only after the batcher's send of this
+   * one, its tries included, is done, so the HTTP client sends the view as it is and no 200 KB copy is made per batch.)
    */
   finish(): Uint8Array<ArrayBuffer> {
     const written = this.buffer.subarray(0, this.position);

@@ -3,7 +3,7 @@
 // uses, and what the runtime and the metrics need of the exporter behind it (its drop count, a last flush).
 import type { TracerProvider } from '@opentelemetry/api';
 import type { TracingConfig } from '../../config/config.js';
-import { otlpSender, type FetchFunction } from './otlp-http.js';
+import { otlpSender, type ExportHttp } from './otlp-http.js';
 import { callerSampleBudget } from './sampler.js';
 import { DROP_CAUSES } from './export-retry.js';
 import { SpanBatcher, type BatcherRuntime, type DroppedSpans } from './span-batcher.js';
@@ -26,8 +26,11 @@ export interface Tracing {
 }
 
 export interface TracingRuntime extends BatcherRuntime {
-  /** How export requests go out: the global `fetch` on both runtimes unless a test gives its own. */
-  readonly fetch: FetchFunction;
+  /**
+   * The HTTP client export requests go out through, built once for the exporter: the runtime's client of the
+   * upstream calls (Node's undici Agent, Workers' fetch), a pool of its own, unless a test gives another.
+   */
+  readonly http: ExportHttp;
 }
 
 const NONE_DROPPED: DroppedSpans = Object.fromEntries(DROP_CAUSES.map((c) => [c, 0])) as DroppedSpans;
@@ -60,7 +63,7 @@ export function createTracing(config: TracingConfig | null, runtime: TracingRunt
   const host = hostTracerProvider();
   if (host !== undefined) return hostTracing(host);
   if (config === null) return tracingOff;
-  const batcher = new SpanBatcher(otlpSender(config, runtime.fetch, runtime), config.batch, runtime);
+  const batcher = new SpanBatcher(otlpSender(config, runtime.http, runtime), config.batch, runtime);
   const callers = callerSampleBudget(config.sampler.callerPerSecond);
   return {
     tracer: createTracer(config.sampler, batcher, callers),

@@ -20,7 +20,7 @@ import type { SyncHmac } from '../../observability/keyed-hash.js';
 import { metricSourcesOf } from '../../services/metric-sources.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { createServices, type RuntimeDeps, type Services } from '../../services/services.js';
-import type { UpstreamHttp } from '../../upstream/upstream-http.js';
+import type { UpstreamHttp } from '../../base/upstream-http.js';
 import { startDemo, type DemoSetup } from './demo.js';
 import { createNodeHttp } from './http.js';
 import { createNodeLogger } from './node-logger.js';

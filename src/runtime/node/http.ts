@@ -2,15 +2,15 @@
 // runs one dispatch, one timer and a list of chunks: no AbortSignal (an event target and a timer each, measured at
 // about 17 µs of CPU per request), no body stream and no async iteration, which `request()` and `fetch()` add.
 import { Agent, type Dispatcher } from 'undici';
-import { declaredTooLarge } from '../../base/bounded-body.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
+  refusedAnswer,
   tooLarge,
   UpstreamTransportError,
   type UpstreamHttp,
   type UpstreamRequest,
   type UpstreamResponse,
-} from '../../upstream/upstream-http.js';
+} from '../../base/upstream-http.js';
 
 export interface NodeHttpOptions {
   /** Open connections kept per upstream origin. */
@@ -56,8 +56,12 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
       const chunks: Buffer[] = [];
       let size = 0;
 
+      // `status` is set once the answer has begun: a failure after it is one of an answered request.
       const timedOut = (cause?: unknown): UpstreamTransportError =>
-        new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, { cause });
+        new UpstreamTransportError('timeout', `no answer within ${req.timeoutMs} ms`, {
+          cause,
+          answered: status !== 0,
+        });
       /** Fails the request once; the exchange, if it started, is aborted so its connection is not reused. */
       const fail = (err: UpstreamTransportError): void => {
         if (settled) return;
@@ -77,12 +81,13 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
         },
         onResponseStart(c, statusCode, headers) {
           if (statusCode < 200) return; // 1xx: the answer follows
-          if (declaredTooLarge(first(headers['content-length']), maxBodyBytes)) {
+          status = statusCode;
+          const refused = refusedAnswer(req, { get: (name) => first(headers[name]) }, maxBodyBytes);
+          if (refused !== undefined) {
             // Aborting closes that connection rather than reading the rest into the pool.
-            fail(tooLarge(maxBodyBytes));
+            fail(refused);
             return;
           }
-          status = statusCode;
           contentType = first(headers['content-type']);
           retryAfter = first(headers['retry-after']);
         },
@@ -107,7 +112,7 @@ export function createNodeHttp(options: NodeHttpOptions = {}): UpstreamHttp {
           fail(
             code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
               ? timedOut(err)
-              : new UpstreamTransportError('network', 'connection failed', { cause: err }),
+              : new UpstreamTransportError('network', 'connection failed', { cause: err, answered: status !== 0 }),
           );
         },
       };

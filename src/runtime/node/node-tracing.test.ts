@@ -1,5 +1,5 @@
-// Tracing on Node: spans go to the collector with the process's fetch, timed to the microsecond, and a flush (the
-// shutdown's) sends what the batch timer has not sent yet.
+// Tracing on Node: spans go to the collector through Node's HTTP client (undici), timed to the microsecond, and a
+// flush (the shutdown's) sends what the batch timer has not sent yet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../config/config.js';
 import { createNodeTracing } from './node-tracing.js';

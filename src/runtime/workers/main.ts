@@ -11,7 +11,7 @@ import { problemResponse } from '../../base/errors.js';
 import { metricSourcesOf } from '../../services/metric-sources.js';
 import { noopTelemetry } from '../../observability/telemetry.js';
 import { createServices, type RuntimeDeps, type Services } from '../../services/services.js';
-import { createFetchHttp } from '../../upstream/upstream-http.js';
+import { createFetchHttp } from '../../base/upstream-http.js';
 import { createCacheApiTier, type EdgeCache } from './workers-lookup-tier.js';
 import { analyticsDataPoint } from './analytics.js';
 import { createCacheApiIdpDocuments } from './workers-idp-documents.js';

@@ -1,6 +1,8 @@
-// Tracing on Workers: spans exported with the Worker's fetch in the background, so an isolate sends them after the
-// answer and the runtime keeps the export alive until it is done; the same in a Durable Object (its login span).
+// Tracing on Workers: spans exported through the Worker's fetch (createFetchHttp, the upstream calls' client) in the
+// background, so an isolate sends them after the answer and the runtime keeps the export alive until it is done; the
+// same in a Durable Object (its login span).
 import type { TracingConfig } from '../../config/config.js';
+import { createFetchHttp } from '../../base/upstream-http.js';
 import { createTracing, type Tracing } from '../../observability/tracing/tracing.js';
 import type { RunInBackground } from '../../shared-state/background.js';
 
@@ -10,7 +12,7 @@ import type { RunInBackground } from '../../shared-state/background.js';
  */
 export function createWorkerTracing(config: TracingConfig | null, background: RunInBackground): Tracing {
   return createTracing(config, {
-    fetch: (url, init) => fetch(url, init),
+    http: (maxBodyBytes) => createFetchHttp((input, init) => fetch(input, init), { maxBodyBytes }),
     background,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     // Workers' clock moves only across I/O (a Spectre mitigation): spans measure time spent waiting, not CPU.

@@ -1,26 +1,22 @@
 // The exporter keeps OTLP/HTTP's contract with a real collector socket: a 503, a 429 with Retry-After (seconds or an
 // HTTP date), a 502 or 504 and a refused connection are tried again, with backoff or after the wait asked, within the
-// export timeout and MAX_ATTEMPTS; any other 4xx is final. The batch arrives once, and what is dropped is counted by
-// cause. Every export request names the exporter in its User-Agent.
+// export timeout and MAX_ATTEMPTS; any other 4xx is final. A connection cut before the answer is tried again, one cut
+// while the answer is read is not (the collector may have the batch), through both runtimes' clients. The batch
+// arrives once, and what is dropped is counted by cause. Every export request names the exporter in its User-Agent.
+import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GATEWAY_VERSION } from '../../../src/base/version.js';
 import { parseConfig } from '../../../src/config/config.js';
 import { MAX_ATTEMPTS } from '../../../src/observability/tracing/export-retry.js';
-import { createTracing, type Tracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
-import { inProcess } from '../../../src/shared-state/background.js';
+import type { ExportHttp } from '../../../src/observability/tracing/otlp-http.js';
+import { createTracing, type Tracing } from '../../../src/observability/tracing/tracing.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { metricSourcesOf } from '../../../src/services/metric-sources.js';
 import { Registry } from 'prom-client';
 import { droppedBy } from '../../helpers/dropped-spans.js';
+import { EXPORT_CLIENTS, nodeExportHttp, tracingRuntime } from '../../helpers/export-clients.js';
 import { freePort } from '../../helpers/free-port.js';
 import { startOtlpReceiver, type OtlpReceiver, type ScriptedAnswer } from '../../helpers/otlp-receiver.js';
-
-const runtime: TracingRuntime = {
-  fetch: (url, init) => fetch(url, init),
-  background: inProcess,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  now: () => performance.timeOrigin + performance.now(),
-};
 
 const open: OtlpReceiver[] = [];
 afterEach(async () => {
@@ -37,14 +33,14 @@ async function receiver(
   return r;
 }
 
-function tracingTo(url: string, timeoutMs = 10_000): Tracing {
+function tracingTo(url: string, timeoutMs = 10_000, http: ExportHttp = nodeExportHttp): Tracing {
   const config = parseConfig({
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url,
     OTEL_EXPORTER_OTLP_TIMEOUT: String(timeoutMs),
     OTEL_BSP_SCHEDULE_DELAY: '0',
   }).tracing;
   if (config === null) throw new Error('tracing is off');
-  return createTracing(config, runtime);
+  return createTracing(config, tracingRuntime(http));
 }
 
 /** Ends `count` spans named `name-i` and waits until their export is done (delivered or given up). */
@@ -181,5 +177,62 @@ describe('an exporter facing a collector that asks it to come back', () => {
     expect(line('unavailable')).toBe('3');
     expect(line('unreachable')).toBe('0');
     expect(line('queue_full')).toBe('0');
+  });
+});
+
+/**
+ * A collector on loopback that takes each request's body and then, for the `n`th request (from 0), cuts the
+ * connection: before any answer (`before`), or after the status line and half a declared body (`during`); undefined:
+ * answers 200. It counts the requests that arrived.
+ */
+async function cuttingCollector(cut: (n: number) => 'before' | 'during' | undefined) {
+  let arrived = 0;
+  const server: Server = createServer((req, res) => {
+    const n = arrived++;
+    req.resume();
+    req.once('end', () => {
+      const how = cut(n);
+      if (how === 'before') return void req.socket.destroy();
+      if (how === undefined) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '64' });
+      res.write('{"partialSuccess":', () => setTimeout(() => req.socket.destroy(), 20));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    arrived: () => arrived,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe.each(EXPORT_CLIENTS)('an exporter whose connection is cut, through %s', (_, http) => {
+  it('before the answer began: tried again, and the batch is delivered by the next try', async () => {
+    const collector = await cuttingCollector((n) => (n === 0 ? 'before' : undefined));
+    try {
+      const tracing = tracingTo(collector.url, 10_000, http);
+      await exportSpans(tracing, 3);
+      expect(collector.arrived()).toBe(2);
+      expect(droppedBy(tracing.dropped())).toEqual({});
+    } finally {
+      await collector.close();
+    }
+  });
+
+  it('while the answer was read: not tried again (the collector may have the batch), the spans counted as unreachable', async () => {
+    const collector = await cuttingCollector(() => 'during');
+    try {
+      const tracing = tracingTo(collector.url, 10_000, http);
+      await exportSpans(tracing, 3);
+      expect(collector.arrived()).toBe(1);
+      expect(droppedBy(tracing.dropped())).toEqual({ unreachable: 3 });
+    } finally {
+      await collector.close();
+    }
   });
 });

@@ -1,22 +1,16 @@
 // A collector that answers to harm the gateway, on loopback: a 200 with a body of a gibibyte, a gzip bomb, a 307 to
 // another origin and a 302. The exporter reads at most a small answer, never unpacks one, follows no redirect, and
-// counts each batch as dropped; the other origin receives nothing.
+// counts each batch as dropped; the other origin receives nothing. Each holds through both runtimes' clients.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { createGzip } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readWithin } from '../../../src/base/bounded-body.js';
 import { parseConfig, type TracingConfig } from '../../../src/config/config.js';
-import { inProcess } from '../../../src/shared-state/background.js';
-import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
+import type { ExportHttp } from '../../../src/observability/tracing/otlp-http.js';
+import { createTracing } from '../../../src/observability/tracing/tracing.js';
 import { droppedBy } from '../../helpers/dropped-spans.js';
-
-const runtime: TracingRuntime = {
-  fetch: (url, init) => fetch(url, init),
-  background: inProcess,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  now: () => performance.timeOrigin + performance.now(),
-};
+import { EXPORT_CLIENTS, fetchExportHttp, tracingRuntime } from '../../helpers/export-clients.js';
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -93,11 +87,7 @@ function streamInto(res: ServerResponse, source: Readable, written: Collector['w
   res.once('close', () => source.destroy());
 }
 
-function tracingTo(
-  url: string,
-  protocol = 'http/protobuf',
-  fetchFn: TracingRuntime['fetch'] = runtime.fetch,
-): ReturnType<typeof createTracing> {
+function tracingTo(url: string, protocol: string, http: ExportHttp): ReturnType<typeof createTracing> {
   const config: TracingConfig | null = parseConfig({
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url,
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
@@ -106,7 +96,7 @@ function tracingTo(
     OTEL_BSP_SCHEDULE_DELAY: '0',
   }).tracing;
   if (config === null) throw new Error('tracing is off');
-  return createTracing(config, { ...runtime, fetch: fetchFn });
+  return createTracing(config, tracingRuntime(http));
 }
 
 /** Ends `count` spans and waits until their export is done. */
@@ -120,7 +110,7 @@ const memory = () => {
   return m.heapUsed + m.arrayBuffers;
 };
 
-describe('a hostile collector', () => {
+describe.each(EXPORT_CLIENTS)('a hostile collector, through %s', (_, http) => {
   it('answering 200 with a 1 GiB body: the exporter stops reading early, fails the export and drops its spans', async () => {
     const collector = await startCollector((res, written) => {
       res.writeHead(200, { 'content-type': 'application/x-protobuf' });
@@ -130,7 +120,7 @@ describe('a hostile collector', () => {
         written,
       );
     });
-    const tracing = tracingTo(`${collector.origin}/v1/traces`);
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', http);
     const before = memory();
     await exportSpans(tracing, 5);
     const grown = memory() - before;
@@ -142,6 +132,76 @@ describe('a hostile collector', () => {
     expect(collector.seen[0]!.headers['accept-encoding']).toBe('identity');
   });
 
+  it('answering a gzip bomb: nothing is unpacked, the export fails and its spans are dropped', async () => {
+    const collector = await startCollector((res, written) => {
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
+      const zeros = lazily(GIB, (bytes) => (written.unpacked += bytes));
+      streamInto(res, zeros.pipe(createGzip({ level: 9 })), written);
+    });
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', http);
+    const before = memory();
+    await exportSpans(tracing, 3);
+    const grown = memory() - before;
+
+    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 3 });
+    expect(collector.written.unpacked).toBeLessThan(64 * MIB);
+    expect(grown).toBeLessThan(64 * MIB);
+  });
+
+  it('answering 200 with a small gzip note: an encoded answer is not taken, however small; the spans are dropped', async () => {
+    const collector = await startCollector((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync('{"partialSuccess":{}}'));
+    });
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', http);
+    await exportSpans(tracing, 2);
+
+    expect(collector.seen).toHaveLength(1);
+    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 2 });
+  });
+
+  // Node 20's fetch fails to re-post a protobuf body (its bytes are detached by then); a JSON body, a string, it does.
+  it.each(['http/json', 'http/protobuf'])(
+    'answering 307 to another origin (%s): the batch is not posted there, nor its api-key; counted as dropped',
+    async (protocol) => {
+      const other = await startCollector((res) => res.writeHead(200).end());
+      const collector = await startCollector((res) =>
+        res.writeHead(307, { location: `${other.origin}/v1/traces` }).end(),
+      );
+      const tracing = tracingTo(`${collector.origin}/v1/traces`, protocol, http);
+      await exportSpans(tracing, 4);
+
+      expect(other.seen).toEqual([]);
+      expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
+      expect(collector.seen[0]!.headers['api-key']).toBe('collector-secret-4711');
+      expect(droppedBy(tracing.dropped())).toEqual({ refused: 4 });
+    },
+  );
+
+  it('answering 302: no GET follows, and the spans count as dropped, not exported', async () => {
+    const collector = await startCollector((res) => {
+      res.writeHead(302, { location: '/elsewhere' }).end();
+    });
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', http);
+    await exportSpans(tracing, 2);
+
+    expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
+    expect(droppedBy(tracing.dropped())).toEqual({ refused: 2 });
+  });
+
+  it('answering 200 with a short note: the export succeeds, the note read to its end', async () => {
+    const collector = await startCollector((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"partialSuccess":{}}');
+    });
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', http);
+    await exportSpans(tracing, 2);
+
+    expect(collector.seen).toHaveLength(1);
+    expect(droppedBy(tracing.dropped())).toEqual({});
+  });
+});
+
+describe('a hostile collector, through the fetch client', () => {
   it('answering 200 with 16 MiB: the exporter takes no more than its 64 KiB bound and a chunk off the answer', async () => {
     let finished = false;
     const collector = await startCollector((res, written) => {
@@ -155,7 +215,7 @@ describe('a hostile collector', () => {
     });
     // The bytes the exporter pulled off the answer's body, counted as they pass to it.
     let pulled = 0;
-    const counting: TracingRuntime['fetch'] = async (url, init) => {
+    const counting: typeof fetch = async (url, init) => {
       const response = await fetch(url, init);
       const counter = new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
@@ -163,9 +223,9 @@ describe('a hostile collector', () => {
           controller.enqueue(chunk);
         },
       });
-      return new Response(response.body!.pipeThrough(counter, { signal: init.signal ?? undefined }), response);
+      return new Response(response.body!.pipeThrough(counter, { signal: init?.signal ?? undefined }), response);
     };
-    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', counting);
+    const tracing = tracingTo(`${collector.origin}/v1/traces`, 'http/protobuf', fetchExportHttp(counting));
     await exportSpans(tracing, 4);
 
     expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 4 });
@@ -174,22 +234,6 @@ describe('a hostile collector', () => {
     // The collector never got to the end of its answer: the exporter went away first.
     expect(finished).toBe(false);
     expect(collector.written.bytes).toBeLessThan(16 * MIB);
-  });
-
-  it('answering a gzip bomb: nothing is unpacked, the export fails and its spans are dropped', async () => {
-    const collector = await startCollector((res, written) => {
-      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
-      const zeros = lazily(GIB, (bytes) => (written.unpacked += bytes));
-      streamInto(res, zeros.pipe(createGzip({ level: 9 })), written);
-    });
-    const tracing = tracingTo(`${collector.origin}/v1/traces`);
-    const before = memory();
-    await exportSpans(tracing, 3);
-    const grown = memory() - before;
-
-    expect(droppedBy(tracing.dropped())).toEqual({ bad_answer: 3 });
-    expect(collector.written.unpacked).toBeLessThan(64 * MIB);
-    expect(grown).toBeLessThan(64 * MIB);
   });
 
   it('where a runtime unpacks a gzip bomb anyway, the bound holds over the unpacked bytes', async () => {
@@ -205,45 +249,5 @@ describe('a hostile collector', () => {
     const grown = memory() - before;
     expect(grown).toBeLessThan(64 * MIB);
     expect(collector.written.unpacked).toBeLessThan(64 * MIB);
-  });
-
-  // Node 20's fetch fails to re-post a protobuf body (its bytes are detached by then); a JSON body, a string, it does.
-  it.each(['http/json', 'http/protobuf'])(
-    'answering 307 to another origin (%s): the batch is not posted there, nor its api-key; counted as dropped',
-    async (protocol) => {
-      const other = await startCollector((res) => res.writeHead(200).end());
-      const collector = await startCollector((res) =>
-        res.writeHead(307, { location: `${other.origin}/v1/traces` }).end(),
-      );
-      const tracing = tracingTo(`${collector.origin}/v1/traces`, protocol);
-      await exportSpans(tracing, 4);
-
-      expect(other.seen).toEqual([]);
-      expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
-      expect(collector.seen[0]!.headers['api-key']).toBe('collector-secret-4711');
-      expect(droppedBy(tracing.dropped())).toEqual({ refused: 4 });
-    },
-  );
-
-  it('answering 302: no GET follows, and the spans count as dropped, not exported', async () => {
-    const collector = await startCollector((res) => {
-      res.writeHead(302, { location: '/elsewhere' }).end();
-    });
-    const tracing = tracingTo(`${collector.origin}/v1/traces`);
-    await exportSpans(tracing, 2);
-
-    expect(collector.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/traces']);
-    expect(droppedBy(tracing.dropped())).toEqual({ refused: 2 });
-  });
-
-  it('answering 200 with a short note: the export succeeds, the note read to its end', async () => {
-    const collector = await startCollector((res) => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"partialSuccess":{}}');
-    });
-    const tracing = tracingTo(`${collector.origin}/v1/traces`);
-    await exportSpans(tracing, 2);
-
-    expect(collector.seen).toHaveLength(1);
-    expect(droppedBy(tracing.dropped())).toEqual({});
   });
 });

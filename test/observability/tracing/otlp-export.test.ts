@@ -4,7 +4,6 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, SETTING_NAMES, type TracingConfig } from '../../../src/config/config.js';
 import { unknownSettings } from '../../../src/config/unknown-settings.js';
-import { inProcess } from '../../../src/shared-state/background.js';
 import {
   endServerSpan,
   startServerSpan,
@@ -12,7 +11,8 @@ import {
   traceHeaders,
   upstreamCall,
 } from '../../../src/observability/tracing/http-spans.js';
-import { createTracing, type TracingRuntime } from '../../../src/observability/tracing/tracing.js';
+import { createTracing } from '../../../src/observability/tracing/tracing.js';
+import { tracingRuntime } from '../../helpers/export-clients.js';
 import { freePort } from '../../helpers/free-port.js';
 import { droppedBy } from '../../helpers/dropped-spans.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
@@ -20,12 +20,7 @@ import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receive
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 
-const runtime: TracingRuntime = {
-  fetch: (url, init) => fetch(url, init),
-  background: inProcess,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  now: () => performance.timeOrigin + performance.now(),
-};
+const runtime = tracingRuntime();
 
 function tracingConfig(env: Record<string, string>): TracingConfig {
   const config = parseConfig(env).tracing;

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeHttp } from '../../../src/runtime/node/http.js';
-import { UpstreamTransportError, type UpstreamHttp } from '../../../src/upstream/upstream-http.js';
+import { UpstreamTransportError, type UpstreamHttp } from '../../../src/base/upstream-http.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 

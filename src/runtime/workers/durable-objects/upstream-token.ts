@@ -7,7 +7,7 @@ import { systemClock } from '../../../base/clock.js';
 import type { ObtainedToken, SharedToken } from '../../../shared-state/token-store.js';
 import { noopTelemetry } from '../../../observability/telemetry.js';
 import { remoteSpan, type TraceCarrier } from '../../../observability/tracing/http-spans.js';
-import { createFetchHttp } from '../../../upstream/upstream-http.js';
+import { createFetchHttp } from '../../../base/upstream-http.js';
 import { createTokenEndpoint } from '../../../upstream/token-endpoint.js';
 import { createConsoleLogger } from '../workers-logger.js';
 import { readWorkerSettings } from '../settings.js';

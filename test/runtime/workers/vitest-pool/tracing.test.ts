@@ -15,7 +15,7 @@ import {
   traceHeaders,
   upstreamCall,
 } from '../../../../src/observability/tracing/http-spans.js';
-import type { FetchFunction } from '../../../../src/observability/tracing/otlp-http.js';
+import { createFetchHttp } from '../../../../src/base/upstream-http.js';
 import { createTracing } from '../../../../src/observability/tracing/tracing.js';
 import { createRequestScopes } from '../../../../src/runtime/workers/request-scope.js';
 import { createWorkerTracing } from '../../../../src/runtime/workers/workers-tracing.js';
@@ -50,14 +50,14 @@ const tracingConfig = (endpoint: string) =>
   }).tracing;
 
 /** One miss's two spans, in a request scope; `fetch` is the collector's, undefined for the Worker's own. */
-function traceOneMiss(endpoint: string, fetch?: FetchFunction) {
+function traceOneMiss(endpoint: string, fetch?: typeof globalThis.fetch) {
   const scopes = createRequestScopes();
   const ctx = createExecutionContext();
   const tracing =
     fetch === undefined
       ? createWorkerTracing(tracingConfig(endpoint), scopes.background)
       : createTracing(tracingConfig(endpoint), {
-          fetch,
+          http: (maxBodyBytes) => createFetchHttp(fetch, { maxBodyBytes }),
           background: scopes.background,
           sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
           now: Date.now,
@@ -96,8 +96,8 @@ function traceOneMiss(endpoint: string, fetch?: FetchFunction) {
 describe('tracing in workerd', () => {
   it('exports the server and client spans under ctx.waitUntil, after the answer', async () => {
     const bodies: string[] = [];
-    const recording: FetchFunction = async (_url, init) => {
-      bodies.push(String(init.body));
+    const recording: typeof fetch = async (_url, init) => {
+      bodies.push(String(init?.body));
       return new Response('{}', { status: 200 });
     };
     const { ctx, tracing, headers } = traceOneMiss('https://collector.example.com/v1/traces', recording);
