@@ -1,4 +1,5 @@
-// `node bench/before-after.mjs [--before <baseline or git-ref>] [--launches L] [--rounds N] [--seconds S] [--no-build]`
+// `node bench/before-after.mjs [--before <baseline or git-ref>] [--this <baseline or git-ref>] [--launches L] [--rounds N]`
+// [--seconds S] [--no-build]
 // (`npm run bench:before-after`): the CPU a cache hit (50 connections) and a miss (1 connection, distinct numbers) cost
 // in this build against a named baseline (bench/baselines.mjs; default the one DEFAULT_BASELINE names), paired round
 // by round. Each launch starts three gateways: this build, a second process of this build (the control), and the
@@ -9,7 +10,8 @@
 // luck (where its heap and code land, its hash seeds) moves its cost by a few percent for as long as it runs, which
 // is why the gateways are started anew for each launch. Pairing within a round cancels the machine's drift between
 // rounds (a shared 2-CPU machine's speed moves by a third over a minute); the wrk that starts first changes every
-// round, since a server loaded a moment longer alone answers with fewer requests per wake-up.
+// round, since a server loaded a moment longer alone answers with fewer requests per wake-up. `--this` measures another
+// build in place of this checkout's (what one change between two named builds cost), built as a baseline is.
 import { spawnSync } from 'node:child_process';
 import {
   arg,
@@ -28,6 +30,7 @@ import {
 import { DEFAULT_BASELINE } from './baselines.mjs';
 
 const beforeName = arg('--before', DEFAULT_BASELINE);
+const thisName = arg('--this', undefined);
 const LAUNCHES = Number(arg('--launches', '4'));
 const ROUNDS = Number(arg('--rounds', '5'));
 const SECONDS = Number(arg('--seconds', '3'));
@@ -38,7 +41,8 @@ const { canPin, cpuUs, startChild, wrk } = createHarness();
 
 build();
 const baselineScript = buildBaseline(beforeName);
-if (baselineScript === null) process.exit(process.env.CI === 'true' ? 1 : 0);
+const selfScript = thisName === undefined ? 'servers/gateway.mjs' : buildBaseline(thisName);
+if (baselineScript === null || selfScript === null) process.exit(process.env.CI === 'true' ? 1 : 0);
 if (canPin) spawnSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 const { startSimulatorServer } = await import('../dist/simulator/server.js');
 const { DIRECTORY_ENTRIES, PROVIDERS } = await import('../dist/simulator/directory.js');
@@ -48,8 +52,8 @@ const simulator = await startSimulatorServer({
 });
 
 const env = { ...benchGatewayEnv(simulator.url), REDIS_URL: '' };
-const SELF = 'this build';
-const CONTROL = 'this build, control';
+const SELF = thisName === undefined ? 'this build' : thisName;
+const CONTROL = `${SELF}, control`;
 const BEFORE = `before (${beforeName})`;
 const names = [SELF, CONTROL, BEFORE];
 /** The running gateways of the current launch, by name. */
@@ -57,8 +61,8 @@ let gateways = {};
 
 async function startGateways() {
   gateways = {
-    [SELF]: await startChild('servers/gateway.mjs', env),
-    [CONTROL]: await startChild('servers/gateway.mjs', env),
+    [SELF]: await startChild(selfScript, env),
+    [CONTROL]: await startChild(selfScript, env),
     [BEFORE]: await startChild(baselineScript, env),
   };
   for (const g of Object.values(gateways)) g.token = await login(g.url);
@@ -148,14 +152,14 @@ for (let i = 0; i < LAUNCHES; i++) {
 }
 const head = [
   'path',
-  'this build µs/req',
+  `${SELF} µs/req`,
   'control µs/req',
   `${BEFORE} µs/req`,
-  'this / before (middle half)',
-  'control / this (middle half)',
+  `${SELF} / before (middle half)`,
+  'control / first (middle half)',
 ];
 process.stdout.write(
-  `\nCPU per request, this build against ${BEFORE}, ${LAUNCHES} launches of ${ROUNDS} paired rounds of ${SECONDS} s, three gateways loaded at once ` +
+  `\nCPU per request, ${SELF} against ${BEFORE}, ${LAUNCHES} launches of ${ROUNDS} paired rounds of ${SECONDS} s, three gateways loaded at once ` +
     `(${new Date().toISOString()}, node ${process.version}; ${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'})\n` +
     `${table([head, rowsOf('hit c=50', hit), rowsOf('miss c=1', miss)])}\n`,
 );

@@ -15,7 +15,7 @@ export interface Arriving {
 }
 
 /** Where a request arrived, as its door tells it. */
-export interface Arrived {
+interface Arrived {
   readonly scheme: 'http' | 'https';
   /** The request target's path as sent, without its query. */
   readonly path: string;
