@@ -1,4 +1,4 @@
-// `node bench/traced-hit.mjs [--before <ref>] [--rounds N] [--seconds S] [--together] [--paced MS] [--no-build]`
+// `node bench/traced-hit.mjs [--before <ref>] [--rounds N] [--seconds S] [--warm S] [--together] [--paced MS] [--no-build]`
 // [--no-worker] (`npm run bench:traced`): what tracing costs a cache hit, every row in one run: this build on Node
 // untraced, with every trace recorded (ratio 1.0) and with a tenth recorded (0.1), each traced gateway exporting over
 // OTLP/HTTP (protobuf) to a live collector of its own that reads every export and answers 200; the same three for the
@@ -35,6 +35,8 @@ import {
 const beforeRef = arg('--before', undefined);
 const ROUNDS = Number(arg('--rounds', '5'));
 const SECONDS = Number(arg('--seconds', '4'));
+/** Seconds of load each server takes before the rounds: V8's tiers settle over the first tens of thousands of hits. */
+const WARM_SECONDS = Number(arg('--warm', '5'));
 const TOGETHER = process.argv.includes('--together');
 const HIT_NUMBER = '+442079460010';
 const HIT_PATH = `/v2/contacts/search?what=${encodeURIComponent(HIT_NUMBER)}`;
@@ -165,7 +167,7 @@ const load = (row, seconds) =>
     seconds,
     env: { BENCH_PATH: HIT_PATH, BENCH_TOKEN: row.token, BENCH_DELAY_MS: PACE_MS ?? '' },
   });
-for (const row of rows) await load(row, 1);
+for (const row of rows) await load(row, WARM_SECONDS);
 for (const row of rows) if (row.collector) Object.assign(row.collector.counts, { requests: 0, bytes: 0 });
 
 for (let round = 0; round < ROUNDS; round++) {
