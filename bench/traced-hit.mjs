@@ -197,7 +197,7 @@ const header = [
   'p50 ms',
   'CPU µs/hit',
   'of it user',
-  'CPU vs',
+  'CPU vs (middle half)',
   'user vs',
   'against',
   'target',
@@ -206,9 +206,19 @@ const header = [
   'bytes per hit',
   'non-2xx/errors',
 ];
+/**
+ * A row's CPU per hit against its peer's, taken round by round (both measured in the same round, so the machine's
+ * drift between rounds cancels): the median and the middle half of the rounds.
+ */
+function pairedRatio(row, peer, key) {
+  const ratios = row.runs.map((r, i) => r[key] / peer.runs[i][key]).sort((a, b) => a - b);
+  const at = (q) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))];
+  return { median: median(ratios), low: at(0.25), high: at(0.75) };
+}
 const lines = rows.map((row) => {
   const peer = row.peer === undefined ? undefined : byName[row.peer];
-  const vs = peer === undefined ? undefined : row.cpu / peer.cpu;
+  const paired = peer === undefined ? undefined : pairedRatio(row, peer, 'cpuPerReq');
+  const vs = paired?.median;
   const target = TARGET[row.ratio];
   const exported = row.collector?.counts;
   return [
@@ -217,8 +227,8 @@ const lines = rows.map((row) => {
     (row.p50 / 1000).toFixed(2),
     row.cpu.toFixed(1),
     row.user.toFixed(1),
-    vs === undefined ? '' : `${vs.toFixed(3)}x`,
-    peer === undefined ? '' : `${(row.user / peer.user).toFixed(3)}x`,
+    paired === undefined ? '' : `${vs.toFixed(3)}x (${paired.low.toFixed(3)}–${paired.high.toFixed(3)})`,
+    peer === undefined ? '' : `${pairedRatio(row, peer, 'userPerReq').median.toFixed(3)}x`,
     row.peer ?? '',
     target === undefined ? '' : `≤ ${target}x ${vs <= target ? '(met)' : '(not met)'}`,
     exported ? String(exported.requests) : '',
@@ -230,7 +240,8 @@ const lines = rows.map((row) => {
 process.stdout.write(
   `\ntraced hit at 50 connections, medians of ${ROUNDS} rounds of ${SECONDS} s, ` +
     `${TOGETHER ? 'all servers loaded at once' : 'alternating order'}${PACE_MS === undefined ? ', saturated' : `, paced: ${PACE_MS} ms after each answer`} (${new Date().toISOString()}, node ${process.version}; ` +
-    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; spans per export: recorded hits (served × ratio) per export request)\n` +
+    `${canPin ? 'servers on core 0, wrk on core 1' : 'not pinned'}; CPU vs: the median of the rounds' ratios to the row's peer measured in the same round; ` +
+    `spans per export: recorded hits (served × ratio) per export request)\n` +
     `${table([header, ...lines])}\n`,
 );
 

@@ -54,8 +54,9 @@ export function refusedAnswer(
   maxBodyBytes: number,
 ): UpstreamTransportError | undefined {
   if (declaredTooLarge(headers.get('content-length'), maxBodyBytes)) return tooLarge(maxBodyBytes);
+  if (req.unencoded !== true) return undefined;
   const encoding = headers.get('content-encoding');
-  if (req.unencoded === true && encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
     return new UpstreamTransportError('encoded', 'answer with a Content-Encoding', { answered: true });
   }
   return undefined;
