@@ -24,14 +24,34 @@ export interface WranglerDevOptions {
   persistTo?: string;
 }
 
+/** Tries to start `wrangler dev` on a port found free a moment before: another process may take it meanwhile. */
+const PORT_ATTEMPTS = 3;
+
 export async function startWranglerDev(
   vars: Record<string, string>,
   options: WranglerDevOptions = {},
 ): Promise<WranglerDev> {
-  const port = await freePort();
   // Durable Object and Cache API state of its own: counts of an earlier run (a second CI leg a minute later)
   // must not carry over into this one, as they would from the default .wrangler/state.
   const state = options.persistTo ?? mkdtempSync(join(tmpdir(), 'callerid-wrangler-'));
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(vars, state, await freePort());
+    if (typeof started !== 'string') return { ...started, close: () => closeWith(started, options, state) };
+    // The port went to another process between freePort and wrangler's bind: a new port, a new start.
+    if (!/Address already in use/.test(started) || attempt === PORT_ATTEMPTS) {
+      if (options.persistTo === undefined) rmSync(state, { recursive: true, force: true });
+      throw new Error(`wrangler dev did not start: ${started.slice(-2000)}`);
+    }
+  }
+}
+
+function closeWith(started: WranglerDev, options: WranglerDevOptions, state: string): void {
+  started.close();
+  if (options.persistTo === undefined) rmSync(state, { recursive: true, force: true });
+}
+
+/** One start on `port`: the running Worker, or the output of a wrangler that exited or never became ready. */
+async function startOnce(vars: Record<string, string>, state: string, port: number): Promise<WranglerDev | string> {
   const args = [
     'wrangler',
     'dev',
@@ -64,13 +84,13 @@ export async function startWranglerDev(
     } catch {
       // already gone
     }
-    if (options.persistTo === undefined) rmSync(state, { recursive: true, force: true });
   };
   const deadline = Date.now() + 90_000;
   while (!/Ready on/.test(output)) {
     if (worker.exitCode !== null || Date.now() > deadline) {
       close();
-      throw new Error(`wrangler dev did not start: ${output.slice(-2000)}`);
+      await exited;
+      return output;
     }
     await new Promise((r) => setTimeout(r, 200));
   }
