@@ -136,9 +136,19 @@ async function sharingAgain(d: HaDeployment, from: number, timeoutMs = 15_000) {
     if (!resumed) await settle(200);
   }
   const numbers = Array.from({ length: 10 }, (_, j) => untouched(i + 1 + j));
+  const logged = d.replicas.replicas.map((r) => r.logs.length);
   d.replicas.simulator.controls.resetStats();
   const answers = await onBoth(d, numbers);
-  return { resumed, numbers, answers, searchCalls: d.replicas.simulator.controls.stats().searchCalls };
+  const burstLogs = d.replicas.replicas.flatMap((r, k) => r.logs.slice(logged[k]));
+  return {
+    resumed,
+    numbers,
+    answers,
+    searchCalls: d.replicas.simulator.controls.stats().searchCalls,
+    /** A replica found the shared store slower than REDIS_TIMEOUT_MS during the burst, and fell back. */
+    fellBack: burstLogs.some((l) => l.fields.event === 'shared_store_down'),
+    next: i + 1 + numbers.length,
+  };
 }
 
 /**
@@ -162,10 +172,17 @@ const MARGIN_MS = 250;
 
 /** After a failover: sharing resumed by itself, one upstream call per number for both replicas again. */
 export async function expectSharingAgain(d: HaDeployment): Promise<void> {
-  const again = await sharingAgain(d, 0);
+  let again = await sharingAgain(d, 0);
+  // A burst that met a command slower than REDIS_TIMEOUT_MS (a busy machine just after a failover) falls back as the
+  // design degrades, and its replica says so (`shared_store_down`): only such a burst is tried again, on fresh
+  // numbers, at most twice. Extra upstream calls without that fail at once.
+  for (let tries = 0; tries < 2 && again.searchCalls !== again.numbers.length && again.fellBack; tries++)
+    again = await sharingAgain(d, again.next);
   expect(again.resumed).toBe(true);
   expect(again.answers.every((a) => a.status === 200)).toBe(true);
-  expect(again.searchCalls).toBe(again.numbers.length);
+  expect(again.searchCalls, again.fellBack ? 'a replica fell back in each of three bursts' : '').toBe(
+    again.numbers.length,
+  );
   // And purges reach both again (on a Cluster the subscription may have moved to another node).
   await expectPurgeObeyed(d, 1, again.numbers[0]!);
 }
