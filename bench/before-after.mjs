@@ -31,8 +31,8 @@ import { DEFAULT_BASELINE } from './baselines.mjs';
 
 const beforeName = arg('--before', DEFAULT_BASELINE);
 const thisName = arg('--this', undefined);
-const LAUNCHES = Number(arg('--launches', '4'));
-const ROUNDS = Number(arg('--rounds', '5'));
+const LAUNCHES = Number(arg('--launches', '12'));
+const ROUNDS = Number(arg('--rounds', '3'));
 const SECONDS = Number(arg('--seconds', '3'));
 const HIT_PATH = `/v2/contacts/search?what=${encodeURIComponent('+442079460010')}`;
 /** Fresh numbers per miss run: a c=1 run stays well under 4,000 requests a second. */
