@@ -2,6 +2,7 @@
 // timeouts, a connection cap, and the request rules applied before anything reads the request; Node's own refusals
 // (a malformed request, an unknown expectation, CONNECT) answered as the rules answer theirs.
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TlsOptions } from 'node:tls';
 import { socketCertificate } from './tls-peer-certificate.js';
@@ -49,9 +50,21 @@ export function createListener(next: Listener, options: ListenerOptions): Server
   answerExpectation(server, options);
   answerConnect(server, options);
   answerClientErrors(server, options, answers);
+  server.on(options.tls ? 'secureConnection' : 'connection', peerReadAtOnce);
   // Connections beyond the cap are closed as they arrive.
   server.maxConnections = options.maxConnections;
   return server;
+}
+
+/**
+ * Reads a new connection's peer address once. Node keeps it on the socket the first time anyone asks (a property the
+ * socket did not have), and the gateway asks only for a span it records: at a sampling ratio below 1 the sockets took
+ * that property at different points of their lives, so they ended in several shapes and Node's own write path, which
+ * every answer crosses, turned megamorphic (`bench/results/2026-11-28-sampled-socket-shapes.md`). Asked here, every
+ * socket takes it at the same point.
+ */
+function peerReadAtOnce(socket: Socket): void {
+  void socket.remoteAddress;
 }
 
 /**
