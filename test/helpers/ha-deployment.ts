@@ -90,6 +90,18 @@ export function expectOneLogin(d: HaDeployment): void {
   expect(story, 'a second login though no replica found the shared store too slow').toContain('shared_store_down');
 }
 
+/**
+ * A gateway waits 2 s for Redis as it starts, then serves on its own and joins once Redis answers. A machine busy with
+ * a second suite can take longer to bring a deployment's connections up: a deployment that should share starts its
+ * tests once both replicas have had a purge (which Redis must answer) go through, at most 20 s after their start.
+ */
+export async function untilRedisAnswers(d: HaDeployment): Promise<void> {
+  for (const replica of [0, 1]) {
+    for (const until = Date.now() + 20_000; (await d.purge(replica)) !== 200; await settle(200))
+      if (Date.now() > until) throw new Error('a replica did not reach Redis within 20 s of its start');
+  }
+}
+
 /** Every number on both replicas at once: the simulator should see one search per number. */
 export const onBoth = (d: HaDeployment, numbers: readonly string[]) =>
   Promise.all(numbers.flatMap((n) => [0, 1].map((i) => d.search(i, n))));

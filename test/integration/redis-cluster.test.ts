@@ -13,6 +13,7 @@ import {
   startHaDeployment,
   expectOneLogin,
   trafficWhile,
+  untilRedisAnswers,
   type HaDeployment,
 } from '../helpers/ha-deployment.js';
 import { redisCli, startRedisCluster, type RedisClusterProcesses } from '../helpers/redis-cluster.mjs';
@@ -40,6 +41,7 @@ describe.skipIf(!redisServer)('two gateways on a Redis Cluster', () => {
       CONSOLE_RATE_PER_ADDRESS: '1000',
       CLIENT_UPSTREAM_QUOTAS: `pbx:${PBX_QUOTA}`,
     });
+    await untilRedisAnswers(d);
   }, 45_000);
   afterAll(async () => {
     await d?.close();

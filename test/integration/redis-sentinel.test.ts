@@ -8,6 +8,7 @@ import {
   expectEveryAnswerThrough,
   expectPurgeObeyed,
   expectSharingAgain,
+  untilRedisAnswers,
   startHaDeployment,
   expectOneLogin,
   trafficWhile,
@@ -31,6 +32,7 @@ describe.skipIf(!redisServer)('two gateways on Redis behind Sentinels', () => {
       REDIS_SENTINEL_MASTER: MASTER_NAME,
       REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
     });
+    await untilRedisAnswers(d);
   }, 40_000);
   afterAll(async () => {
     await d?.close();
