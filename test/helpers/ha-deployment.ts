@@ -91,9 +91,9 @@ export function expectOneLogin(d: HaDeployment): void {
 }
 
 /**
- * What the readiness probe purges: a fictional number of a third drama range (0113 496 0xxx) no test asks for, so the
- * purge's message, which reaches the other replica a moment later, drops nothing a test counts on (a purge of
- * everything there once made a number of the first test fetched twice).
+ * What the readiness probe purges: a fictional number of a third drama range (0113 496 0xxx) no test asks for. The
+ * purge's message reaches the other replica a moment later; a purge of everything could then drop a fresh answer a
+ * test counts on and have its number fetched twice. This one drops nothing a test asks for.
  */
 const PROBE_NUMBER = '+441134960999';
 

@@ -12,7 +12,7 @@ import { CLIENTS, startStack, type Stack } from '../helpers/stack.js';
 const redisServer = checkRequirement(commandRequirement('redis-server', ['--version'], 'the redis-server command'));
 /**
  * How long the gateway waits for Redis: well past what a busy 2-CPU machine makes a healthy command take (at 200 ms a
- * wrong secret counted before the stall once fell back to this process alone), well short of the stall.
+ * wrong secret counted before the stall can fall back to this process alone), well short of the stall.
  */
 const TIMEOUT_MS = 500;
 const LIMIT = 5;

@@ -58,10 +58,10 @@ export function createListener(next: Listener, options: ListenerOptions): Server
 
 /**
  * Reads a new connection's peer address once. Node keeps it on the socket the first time anyone asks (a property the
- * socket did not have), and the gateway asks only for a span it records: at a sampling ratio below 1 the sockets took
- * that property at different points of their lives, so they ended in several shapes and Node's own write path, which
- * every answer crosses, turned megamorphic (`bench/results/2026-11-28-sampled-socket-shapes.md`). Asked here, every
- * socket takes it at the same point.
+ * socket does not have before), and the gateway asks only for a span it records: at a sampling ratio below 1 the
+ * sockets would take that property at different points of their lives, end in several shapes, and turn Node's own
+ * write path, which every answer crosses, megamorphic (`bench/results/2026-11-28-sampled-socket-shapes.md`). Asked
+ * here, every socket takes it at the same point.
  */
 function peerReadAtOnce(socket: Socket): void {
   void socket.remoteAddress;
